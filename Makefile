@@ -1,0 +1,45 @@
+# Cairn. `make help` lists the targets.
+GO      ?= go
+BIN     ?= bin/cairn
+PKGS    ?= ./...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help build test check demo bench fuzz clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build the cairn binary into bin/
+	$(GO) build -o $(BIN) ./cmd/cairn
+
+test: ## run every test with the race detector
+	$(GO) test -race -count=1 $(PKGS)
+
+check: ## gofmt, go vet, staticcheck, go mod tidy, import boundaries
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
+	@cp go.mod /tmp/cairn-go.mod.bak; cp go.sum /tmp/cairn-go.sum.bak; \
+		$(GO) mod tidy; \
+		if ! cmp -s go.mod /tmp/cairn-go.mod.bak || ! cmp -s go.sum /tmp/cairn-go.sum.bak; then \
+			cp /tmp/cairn-go.mod.bak go.mod; cp /tmp/cairn-go.sum.bak go.sum; \
+			echo "go mod tidy changes go.mod or go.sum; run it and commit"; exit 1; fi
+	$(GO) test -count=1 ./internal/lint/
+
+demo: build ## run the demonstration on the embedded default
+	$(BIN) demo
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+FUZZTIME ?= 30s
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; done
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,210 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// Content block types.
+const (
+	BlockText     = "text"
+	BlockImage    = "image"
+	BlockThinking = "thinking"
+	BlockToolCall = "toolCall"
+)
+
+// Block is one content block of a message: text, image, thinking or a tool
+// call. Only the fields of its Type are meaningful.
+type Block struct {
+	Type string `json:"type"`
+
+	// text
+	Text          string `json:"text,omitempty"`
+	TextSignature string `json:"textSignature,omitempty"`
+
+	// thinking; the signature is kept for the next request to the provider.
+	Thinking          string `json:"thinking,omitempty"`
+	ThinkingSignature string `json:"thinkingSignature,omitempty"`
+	Redacted          bool   `json:"redacted,omitempty"`
+
+	// image: base64 Data, or Blob (the digest of the data in the blobs bucket)
+	// when the log moved a large image out of the entry.
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+
+	// toolCall: Arguments is the JSON object the model produced.
+	ID               string          `json:"id,omitempty"`
+	Name             string          `json:"name,omitempty"`
+	Arguments        json.RawMessage `json:"arguments,omitempty"`
+	ThoughtSignature string          `json:"thoughtSignature,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// MarshalJSON writes the canonical form of b.
+func (b Block) MarshalJSON() ([]byte, error) {
+	w := newObjWriter()
+	w.str("type", b.Type)
+	switch b.Type {
+	case BlockText:
+		w.str("text", b.Text)
+		w.optStr("textSignature", b.TextSignature)
+	case BlockThinking:
+		w.str("thinking", b.Thinking)
+		w.optStr("thinkingSignature", b.ThinkingSignature)
+		w.optBool("redacted", b.Redacted)
+	case BlockImage:
+		w.optStr("data", b.Data)
+		w.str("mimeType", b.MimeType)
+		w.optStr("blob", b.Blob)
+	case BlockToolCall:
+		w.str("id", b.ID)
+		w.str("name", b.Name)
+		args := b.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		w.rawValue("arguments", args)
+		w.optStr("thoughtSignature", b.ThoughtSignature)
+	}
+	w.extra(b.Extra)
+	return w.bytes()
+}
+
+// UnmarshalJSON decodes and validates a block.
+func (b *Block) UnmarshalJSON(data []byte) error { return b.decode(data, "") }
+
+func (b *Block) decode(data []byte, path string) error {
+	r, err := newObjReader(data, path)
+	if err != nil {
+		return err
+	}
+	*b = Block{Type: r.str("type", true)}
+	switch b.Type {
+	case BlockText:
+		b.Text = r.str("text", true)
+		b.TextSignature = r.str("textSignature", false)
+	case BlockThinking:
+		b.Thinking = r.str("thinking", true)
+		b.ThinkingSignature = r.str("thinkingSignature", false)
+		b.Redacted = r.boolean("redacted", false)
+	case BlockImage:
+		b.Data = r.str("data", false)
+		b.MimeType = r.str("mimeType", true)
+		b.Blob = r.str("blob", false)
+		if r.err == nil && b.Data == "" && b.Blob == "" {
+			r.fail("data", "is required (an image needs data or a blob reference)")
+		}
+	case BlockToolCall:
+		b.ID = r.str("id", true)
+		b.Name = r.str("name", true)
+		b.Arguments = r.raw("arguments", true)
+		if r.err == nil && (len(b.Arguments) == 0 || b.Arguments[0] != '{') {
+			r.fail("arguments", "must be a JSON object")
+		}
+		b.ThoughtSignature = r.str("thoughtSignature", false)
+	case "":
+	default:
+		r.fail("type", "unknown content block type %q (want text, image, thinking or toolCall)", b.Type)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	b.Extra = r.rest()
+	return nil
+}
+
+// Content is the content of a message: a list of blocks. pi allows a user
+// message's content to be a bare string; String records that form so that it
+// is written back the same way.
+type Content struct {
+	Blocks []Block
+	String bool // written as a JSON string (Blocks is then one text block)
+}
+
+// TextContent returns content made of one text block.
+func TextContent(s string) Content { return Content{Blocks: []Block{TextBlock(s)}} }
+
+// Text returns the text of every text block, joined by newlines.
+func (c Content) Text() string {
+	var b bytes.Buffer
+	for _, blk := range c.Blocks {
+		if blk.Type != BlockText {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(blk.Text)
+	}
+	return b.String()
+}
+
+// MarshalJSON writes a string when c.String is set, else an array of blocks.
+func (c Content) MarshalJSON() ([]byte, error) {
+	if c.String && len(c.Blocks) <= 1 {
+		s := ""
+		if len(c.Blocks) == 1 {
+			s = c.Blocks[0].Text
+		}
+		return marshalNoEscape(s)
+	}
+	if c.Blocks == nil {
+		return []byte("[]"), nil
+	}
+	return marshalNoEscape(c.Blocks)
+}
+
+// UnmarshalJSON accepts a string or an array of blocks.
+func (c *Content) UnmarshalJSON(data []byte) error { return c.decode(data, "") }
+
+func (c *Content) decode(data []byte, path string) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return fieldErr(path, "invalid string: %v", err)
+		}
+		*c = Content{Blocks: []Block{TextBlock(s)}, String: true}
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return fieldErr(path, "must be a string or an array of content blocks, got %s", jsonKind(data))
+	}
+	blocks := make([]Block, len(raws))
+	for i, raw := range raws {
+		if err := blocks[i].decode(raw, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	*c = Content{Blocks: blocks}
+	return nil
+}
+
+// Usage counts the tokens of one model call and what they cost.
+type Usage struct {
+	Input       int64 `json:"input"`
+	Output      int64 `json:"output"`
+	CacheRead   int64 `json:"cacheRead"`
+	CacheWrite  int64 `json:"cacheWrite"`
+	TotalTokens int64 `json:"totalTokens"`
+	Cost        Cost  `json:"cost"`
+}
+
+// Cost is in US dollars.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// IsZero reports whether u counts nothing.
+func (u Usage) IsZero() bool { return u == Usage{} }

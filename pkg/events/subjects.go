@@ -1,0 +1,99 @@
+package events
+
+import (
+	"strings"
+)
+
+// DefaultPrefix is the namespace of every stream, subject and bucket name.
+const DefaultPrefix = "cairn"
+
+// Names builds stream, subject and bucket names under one prefix; the zero
+// value uses [DefaultPrefix]. A prefix lets several Cairn installations share
+// one NATS account: prefix "acme" gives stream ACME_SESSIONS and subjects
+// acme.session.<sid>.
+type Names struct {
+	Prefix string
+}
+
+func (n Names) p() string {
+	if n.Prefix == "" {
+		return DefaultPrefix
+	}
+	return n.Prefix
+}
+
+func (n Names) stream(s string) string { return strings.ToUpper(n.p()) + "_" + s }
+
+// ValidatePrefix reports whether prefix can name streams and subjects: 1–32
+// characters of [a-z0-9_-].
+func ValidatePrefix(prefix string) error {
+	if prefix == "" || len(prefix) > 32 {
+		return fieldErr("prefix", "must be 1-32 characters, got %d", len(prefix))
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := prefix[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fieldErr("prefix", "%q has %q; only a-z 0-9 _ - are allowed", prefix, c)
+		}
+	}
+	return nil
+}
+
+// Stream names (DESIGN §2).
+func (n Names) SessionsStream() string { return n.stream("SESSIONS") }
+func (n Names) CommandsStream() string { return n.stream("COMMANDS") }
+func (n Names) ToolsStream() string    { return n.stream("TOOLS") }
+func (n Names) EventsStream() string   { return n.stream("EVENTS") }
+
+// ResultsStream holds tool and compaction results on their way back to the
+// session's owner: a stream, so a result outlives the orchestrator's death.
+func (n Names) ResultsStream() string { return n.stream("RESULTS") }
+
+// CompactionsStream is the work queue of compaction requests.
+func (n Names) CompactionsStream() string { return n.stream("COMPACTIONS") }
+
+// BlobsBucket is the object store bucket for entry parts over the max payload.
+func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
+
+// Subjects. sid must be a valid session id (see [ValidateSessionID]); these
+// functions do not check it again.
+func (n Names) SessionSubject(sid string) string { return n.p() + ".session." + sid }
+func (n Names) CommandSubject(sid string) string { return n.p() + ".cmd." + sid }
+func (n Names) EventSubject(sid string) string   { return n.p() + ".events." + sid }
+
+// ToolSubject is where a call of tool in pool is published for toolrunners.
+func (n Names) ToolSubject(pool, tool string) string { return n.p() + ".tool." + pool + "." + tool }
+
+// ResultSubject is where results for session sid come back.
+func (n Names) ResultSubject(sid string) string { return n.p() + ".result." + sid }
+
+// CompactionSubject is where compaction requests for session sid are queued.
+func (n Names) CompactionSubject(sid string) string { return n.p() + ".compact." + sid }
+
+// Wildcards covering every session, for stream configuration and consumers.
+func (n Names) AllSessions() string    { return n.p() + ".session.*" }
+func (n Names) AllCommands() string    { return n.p() + ".cmd.*" }
+func (n Names) AllEvents() string      { return n.p() + ".events.*" }
+func (n Names) AllTools() string       { return n.p() + ".tool.>" }
+func (n Names) AllResults() string     { return n.p() + ".result.*" }
+func (n Names) AllCompactions() string { return n.p() + ".compact.*" }
+
+// SessionOf returns the session id at the end of a per-session subject such as
+// cairn.session.<sid>, and false if subject has no valid one.
+func SessionOf(subject string) (string, bool) {
+	i := strings.LastIndexByte(subject, '.')
+	if i < 0 {
+		return "", false
+	}
+	sid := subject[i+1:]
+	return sid, ValidateSessionID(sid) == nil
+}
+
+// NATS header names Cairn sets. Header names are case sensitive in NATS.
+const (
+	HeaderMsgID  = "Nats-Msg-Id"  // deduplication key
+	HeaderSchema = "Cairn-Schema" // schema version of the payload
+)
+
+// MsgID is the Nats-Msg-Id of an entry appended to session sid.
+func MsgID(sid, entryID string) string { return sid + "." + entryID }

@@ -1,0 +1,155 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// ExecutionMode says whether a tool may run alongside others of its batch.
+type ExecutionMode string
+
+const (
+	Parallel   ExecutionMode = "parallel"   // the default
+	Sequential ExecutionMode = "sequential" // the whole batch runs one at a time
+)
+
+// ToolSpec describes a tool to the model and to the platform.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema of the arguments
+	// Mode is parallel unless the tool needs its batch run sequentially.
+	Mode ExecutionMode `json:"executionMode,omitempty"`
+	// Idempotent tools are run again when a call is redelivered after a
+	// crash; others return an "interrupted" error result instead.
+	Idempotent bool `json:"idempotent"`
+	// TimeoutMs bounds one call; 0 means the runner's default.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// ToolCall is a request to execute one tool call, published on
+// cairn.tool.<pool>.<tool>. Its Nats-Msg-Id is the tool call id.
+type ToolCall struct {
+	V          int             `json:"v"`
+	SessionID  string          `json:"sessionId"`
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Workspace  string          `json:"workspace,omitempty"`  // relative to the runner's workspace root
+	Idempotent bool            `json:"idempotent"`           // as the tool declared it
+	TimeoutMs  int64           `json:"timeoutMs,omitempty"`  // 0 = runner default
+	Owner      string          `json:"owner,omitempty"`      // orchestrator instance that dispatched it
+	Dispatched string          `json:"dispatched,omitempty"` // RFC 3339 time of dispatch
+}
+
+// ToolResult is the outcome of one tool call, published on
+// cairn.result.<sid>. Every call gets exactly one.
+type ToolResult struct {
+	V          int             `json:"v"`
+	Kind       string          `json:"kind"` // always "tool"; results share a subject with compactions
+	SessionID  string          `json:"sessionId"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Content    []Block         `json:"content"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	IsError    bool            `json:"isError"`
+	// Terminate asks the loop to stop after this batch (it stops only when
+	// every result of the batch asks).
+	Terminate bool `json:"terminate,omitempty"`
+	// Interrupted marks the error result of a non-idempotent call that was
+	// redelivered after it may already have started.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	DurationMs  int64  `json:"durationMs"`
+	Worker      string `json:"worker,omitempty"`
+}
+
+// ResultKindTool is ToolResult.Kind.
+const ResultKindTool = "tool"
+
+// Encode writes c with the current schema version.
+func (c ToolCall) Encode() ([]byte, error) {
+	c.V = SchemaVersion
+	return marshalNoEscape(c)
+}
+
+// DecodeToolCall decodes and validates a tool call request.
+func DecodeToolCall(data []byte) (ToolCall, error) {
+	var c ToolCall
+	if err := decodeStrict(data, &c, &c.V); err != nil {
+		return ToolCall{}, err
+	}
+	if err := validateID("sessionId", "session id", c.SessionID); err != nil {
+		return ToolCall{}, err
+	}
+	if c.ToolCallID == "" {
+		return ToolCall{}, required("toolCallId")
+	}
+	if err := ValidateToolName("name", c.Name); err != nil {
+		return ToolCall{}, err
+	}
+	if len(c.Arguments) == 0 || c.Arguments[0] != '{' {
+		return ToolCall{}, fieldErr("arguments", "must be a JSON object")
+	}
+	if c.TimeoutMs < 0 {
+		return ToolCall{}, fieldErr("timeoutMs", "must not be negative")
+	}
+	return c, nil
+}
+
+// Encode writes r with the current schema version.
+func (r ToolResult) Encode() ([]byte, error) {
+	r.V = SchemaVersion
+	r.Kind = ResultKindTool
+	if r.Content == nil {
+		r.Content = []Block{}
+	}
+	return marshalNoEscape(r)
+}
+
+// DecodeToolResult decodes and validates a tool result.
+func DecodeToolResult(data []byte) (ToolResult, error) {
+	var r ToolResult
+	if err := decodeStrict(data, &r, &r.V); err != nil {
+		return ToolResult{}, err
+	}
+	if r.Kind != ResultKindTool {
+		return ToolResult{}, fieldErr("kind", "must be %q, got %q", ResultKindTool, r.Kind)
+	}
+	if err := validateID("sessionId", "session id", r.SessionID); err != nil {
+		return ToolResult{}, err
+	}
+	if r.ToolCallID == "" {
+		return ToolResult{}, required("toolCallId")
+	}
+	if r.ToolName == "" {
+		return ToolResult{}, required("toolName")
+	}
+	if r.Content == nil {
+		return ToolResult{}, required("content")
+	}
+	return r, nil
+}
+
+// ResultMessage returns the toolResult message that records r in the log.
+func (r ToolResult) ResultMessage(timestamp int64) Message {
+	return Message{Role: RoleToolResult, ToolCallID: r.ToolCallID, ToolName: r.ToolName,
+		Content: Content{Blocks: r.Content}, Details: r.Details, IsError: r.IsError, Timestamp: timestamp}
+}
+
+// decodeStrict decodes a Cairn-only envelope: a JSON object, types checked,
+// schema version current (absent means current).
+func decodeStrict(data []byte, v any, version *int) error {
+	if _, err := newObjReader(data, ""); err != nil {
+		return err
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
+		return describeDecodeErr(err)
+	}
+	if *version == 0 {
+		*version = SchemaVersion
+	}
+	if *version != SchemaVersion {
+		return fieldErr("v", "unsupported schema version %d (this build reads %d)", *version, SchemaVersion)
+	}
+	return nil
+}
