@@ -52,6 +52,13 @@ func (n Names) ResultsStream() string { return n.stream("RESULTS") }
 // CompactionsStream is the work queue of compaction requests.
 func (n Names) CompactionsStream() string { return n.stream("COMPACTIONS") }
 
+// ToolsBucket is the KV bucket of the tool registry: one key per tool name.
+func (n Names) ToolsBucket() string { return n.p() + "_tools" }
+
+// ToolStartsBucket is the KV bucket where toolrunners record the start of a
+// call before executing it, so a redelivered non-idempotent call is not run twice.
+func (n Names) ToolStartsBucket() string { return n.p() + "_toolstarts" }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 
@@ -63,6 +70,16 @@ func (n Names) EventSubject(sid string) string   { return n.p() + ".events." + s
 
 // ToolSubject is where a call of tool in pool is published for toolrunners.
 func (n Names) ToolSubject(pool, tool string) string { return n.p() + ".tool." + pool + "." + tool }
+
+// PoolTools covers every tool subject of pool: the filter of its consumer.
+func (n Names) PoolTools(pool string) string { return n.p() + ".tool." + pool + ".>" }
+
+// CancelSubject (core NATS, no stream) asks toolrunners to cancel the running
+// tool calls of session sid, e.g. when the session aborts.
+func (n Names) CancelSubject(sid string) string { return n.p() + ".cancel." + sid }
+
+// AllCancels covers every session's cancel subject.
+func (n Names) AllCancels() string { return n.p() + ".cancel.*" }
 
 // ResultSubject is where results for session sid come back.
 func (n Names) ResultSubject(sid string) string { return n.p() + ".result." + sid }
