@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -74,10 +73,6 @@ type Command struct {
 	Extra Extra `json:"-"`
 }
 
-// commandKeys are the JSON keys Command models; others go to Extra.
-var commandKeys = []string{"v", "id", "type", "sessionId", "model", "systemPrompt", "tools", "workspace",
-	"text", "images", "whenBusy", "entryId", "summarize", "instructions", "level", "label"}
-
 // MarshalJSON writes the command with its extra fields; navigate always
 // writes entryId, null included.
 func (c Command) MarshalJSON() ([]byte, error) {
@@ -112,15 +107,11 @@ func DecodeCommand(data []byte) (Command, error) {
 	}
 	type plain Command
 	var c plain
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
-		return Command{}, describeDecodeErr(err)
+	_, entryIDPresent := r.m["entryId"]
+	if err := r.decodeKnown(&c); err != nil {
+		return Command{}, err
 	}
 	cmd := Command(c)
-	_, entryIDPresent := r.m["entryId"]
-	for _, k := range commandKeys {
-		delete(r.m, k)
-	}
 	cmd.Extra = r.rest()
 	if cmd.V == 0 {
 		cmd.V = SchemaVersion
@@ -151,6 +142,10 @@ func jsonTypeName(kind string) string {
 		return "an object"
 	case "ptr":
 		return "a string or null"
+	case "int", "int8", "int16", "int32", "int64":
+		return "an integer"
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a non-negative integer"
 	default:
 		return "a number"
 	}

@@ -195,6 +195,8 @@ type Usage struct {
 	CacheWrite  int64 `json:"cacheWrite"`
 	TotalTokens int64 `json:"totalTokens"`
 	Cost        Cost  `json:"cost"`
+
+	extra string // members Cairn does not model, a JSON object (kept, comparable)
 }
 
 // Cost is in US dollars.
@@ -204,7 +206,79 @@ type Cost struct {
 	CacheRead  float64 `json:"cacheRead"`
 	CacheWrite float64 `json:"cacheWrite"`
 	Total      float64 `json:"total"`
+
+	extra string // members Cairn does not model, a JSON object (kept, comparable)
 }
 
 // IsZero reports whether u counts nothing.
 func (u Usage) IsZero() bool { return u == Usage{} }
+
+// MarshalJSON writes every count, then the members Cairn does not model.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	w := newObjWriter()
+	w.value("input", u.Input)
+	w.value("output", u.Output)
+	w.value("cacheRead", u.CacheRead)
+	w.value("cacheWrite", u.CacheWrite)
+	w.value("totalTokens", u.TotalTokens)
+	w.value("cost", u.Cost)
+	w.extra(parseExtra(u.extra))
+	return w.bytes()
+}
+
+// UnmarshalJSON decodes usage; counts default to zero.
+func (u *Usage) UnmarshalJSON(data []byte) error { return u.decode(data, "") }
+
+func (u *Usage) decode(data []byte, path string) error {
+	r, err := newObjReader(data, path)
+	if err != nil {
+		return err
+	}
+	*u = Usage{
+		Input:       r.int64("input", false),
+		Output:      r.int64("output", false),
+		CacheRead:   r.int64("cacheRead", false),
+		CacheWrite:  r.int64("cacheWrite", false),
+		TotalTokens: r.int64("totalTokens", false),
+	}
+	r.object("cost", false, func(b []byte, p string) error { return u.Cost.decode(b, p) })
+	if r.err != nil {
+		return r.err
+	}
+	u.extra = formatExtra(r.rest())
+	return nil
+}
+
+// MarshalJSON writes every amount, then the members Cairn does not model.
+func (c Cost) MarshalJSON() ([]byte, error) {
+	w := newObjWriter()
+	w.value("input", c.Input)
+	w.value("output", c.Output)
+	w.value("cacheRead", c.CacheRead)
+	w.value("cacheWrite", c.CacheWrite)
+	w.value("total", c.Total)
+	w.extra(parseExtra(c.extra))
+	return w.bytes()
+}
+
+// UnmarshalJSON decodes a cost; amounts default to zero.
+func (c *Cost) UnmarshalJSON(data []byte) error { return c.decode(data, "") }
+
+func (c *Cost) decode(data []byte, path string) error {
+	r, err := newObjReader(data, path)
+	if err != nil {
+		return err
+	}
+	*c = Cost{
+		Input:      r.float("input"),
+		Output:     r.float("output"),
+		CacheRead:  r.float("cacheRead"),
+		CacheWrite: r.float("cacheWrite"),
+		Total:      r.float("total"),
+	}
+	if r.err != nil {
+		return r.err
+	}
+	c.extra = formatExtra(r.rest())
+	return nil
+}

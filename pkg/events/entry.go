@@ -212,7 +212,11 @@ func (e *Entry) decode(data []byte) error {
 	e.Type = r.str("type", true)
 	e.ID = r.str("id", true)
 	if r.err == nil {
-		if err := validateID("id", "entry id", e.ID); err != nil {
+		what := "entry id"
+		if e.Type == EntrySession {
+			what = "session id"
+		}
+		if err := validateID("id", what, e.ID); err != nil {
 			return err
 		}
 	}
@@ -272,9 +276,8 @@ func (e *Entry) decode(data []byte) error {
 		e.Details = r.raw("details", false)
 		e.FromHook = r.boolean("fromHook", false)
 	case EntryLabel:
-		e.TargetID = r.nullableStr("targetId")
-		if r.err == nil && e.TargetID == nil {
-			r.fail("targetId", "is required")
+		if target := r.str("targetId", true); r.err == nil {
+			e.TargetID = &target
 		}
 		e.Label = r.str("label", false)
 	case EntryCustom:

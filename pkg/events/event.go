@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -118,11 +117,21 @@ func (ev Event) Encode() ([]byte, error) {
 // DecodeEvent decodes and validates an event.
 func DecodeEvent(data []byte) (Event, error) {
 	var ev Event
-	if _, err := newObjReader(data, ""); err != nil {
+	r, err := newObjReader(data, "")
+	if err != nil {
 		return ev, err
 	}
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&ev); err != nil {
-		return Event{}, describeDecodeErr(err)
+	// Messages are decoded by Message's strict decoder, with their paths.
+	ev.Message = r.message("message", false)
+	ev.Partial = r.message("partial", false)
+	ev.Result = r.message("result", false)
+	ev.ToolResults = r.messages("toolResults")
+	ev.Messages = r.messages("messages")
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	if err := r.decodeKnown(&ev); err != nil {
+		return Event{}, err
 	}
 	if ev.V == 0 {
 		ev.V = SchemaVersion

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // Extra holds the JSON fields of an object that Cairn does not model. They are
@@ -25,10 +28,6 @@ type objReader struct {
 func newObjReader(data []byte, path string) (*objReader, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
-		where := path
-		if where == "" {
-			where = "(value)"
-		}
 		return nil, &FieldError{Field: path, Problem: "must be a JSON object: " + describeJSONErr(err, data)}
 	}
 	return &objReader{m: m, path: path}, nil
@@ -328,4 +327,144 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// jsonNames returns the JSON member names of struct type t's fields.
+func jsonNames(t reflect.Type) map[string]bool {
+	if v, ok := jsonNamesCache.Load(t); ok {
+		return v.(map[string]bool)
+	}
+	names := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
+	jsonNamesCache.Store(t, names)
+	return names
+}
+
+var jsonNamesCache sync.Map // reflect.Type -> map[string]bool
+
+// decodeKnown decodes into v, a pointer to a struct with json tags, the members
+// of r whose keys are exactly the JSON names of v's fields, and takes them out
+// of r. encoding/json alone would also match keys that differ in case, so an
+// unknown member "ID" could overwrite "id".
+func (r *objReader) decodeKnown(v any) error {
+	known := jsonNames(reflect.TypeOf(v).Elem())
+	sub := make(map[string]json.RawMessage, len(known))
+	for k, raw := range r.m {
+		if known[k] {
+			sub[k] = raw
+			delete(r.m, k)
+		}
+	}
+	data, err := json.Marshal(sub)
+	if err != nil {
+		return fieldErr(r.path, "invalid JSON: %v", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return prefixed(r.path, describeDecodeErr(err))
+	}
+	return nil
+}
+
+// message reads a field holding one message; absent or null gives nil.
+func (r *objReader) message(k string, required bool) *Message {
+	var m *Message
+	r.object(k, required, func(b []byte, p string) error {
+		m = new(Message)
+		return m.decode(b, p)
+	})
+	return m
+}
+
+// messages reads a field holding an array of messages; absent or null gives nil.
+func (r *objReader) messages(k string) []Message {
+	v, ok := r.take(k)
+	if !ok || isNull(v) {
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v, &raws); err != nil {
+		r.fail(k, "must be an array of messages, got %s", jsonKind(v))
+		return nil
+	}
+	msgs := make([]Message, len(raws))
+	for i, raw := range raws {
+		if err := msgs[i].decode(raw, r.field(k)+"["+strconv.Itoa(i)+"]"); err != nil {
+			if r.err == nil {
+				r.err = err
+			}
+			return nil
+		}
+	}
+	return msgs
+}
+
+// blocks reads a field holding an array of content blocks.
+func (r *objReader) blocks(k string, required bool) []Block {
+	v, ok := r.take(k)
+	if !ok || isNull(v) {
+		if required {
+			r.fail(k, "is required")
+		}
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v, &raws); err != nil {
+		r.fail(k, "must be an array of content blocks, got %s", jsonKind(v))
+		return nil
+	}
+	blocks := make([]Block, len(raws))
+	for i, raw := range raws {
+		if err := blocks[i].decode(raw, r.field(k)+"["+strconv.Itoa(i)+"]"); err != nil {
+			if r.err == nil {
+				r.err = err
+			}
+			return nil
+		}
+	}
+	return blocks
+}
+
+// float reads an optional number field.
+func (r *objReader) float(k string) float64 {
+	v, ok := r.take(k)
+	if !ok || isNull(v) {
+		return 0
+	}
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		r.fail(k, "must be a number, got %s", jsonKind(v))
+	}
+	return f
+}
+
+// formatExtra and parseExtra keep an Extra as a JSON object in a string, for
+// types that must stay comparable with ==.
+func formatExtra(x Extra) string {
+	if len(x) == 0 {
+		return ""
+	}
+	w := newObjWriter()
+	w.extra(x)
+	b, _ := w.bytes()
+	return string(b)
+}
+
+func parseExtra(s string) Extra {
+	if s == "" {
+		return nil
+	}
+	var x Extra
+	_ = json.Unmarshal([]byte(s), &x) // written by formatExtra: always an object
+	return x
 }

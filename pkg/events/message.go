@@ -168,10 +168,7 @@ func (m *Message) decode(data []byte, path string) error {
 		m.Model = r.str("model", false)
 		r.object("usage", false, func(b []byte, p string) error {
 			m.Usage = new(Usage)
-			if err := json.Unmarshal(b, m.Usage); err != nil {
-				return fieldErr(p, "invalid usage: %v", err)
-			}
-			return nil
+			return m.Usage.decode(b, p)
 		})
 		m.StopReason = StopReason(r.str("stopReason", true))
 		if r.err == nil && !m.StopReason.valid() {

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -109,7 +108,18 @@ func (r ToolResult) Encode() ([]byte, error) {
 // DecodeToolResult decodes and validates a tool result.
 func DecodeToolResult(data []byte) (ToolResult, error) {
 	var r ToolResult
-	if err := decodeStrict(data, &r, &r.V); err != nil {
+	obj, err := newObjReader(data, "")
+	if err != nil {
+		return ToolResult{}, err
+	}
+	r.Content = obj.blocks("content", true)
+	if obj.err != nil {
+		return ToolResult{}, obj.err
+	}
+	if err := obj.decodeKnown(&r); err != nil {
+		return ToolResult{}, err
+	}
+	if err := checkVersion(&r.V); err != nil {
 		return ToolResult{}, err
 	}
 	if r.Kind != ResultKindTool {
@@ -137,14 +147,22 @@ func (r ToolResult) ResultMessage(timestamp int64) Message {
 }
 
 // decodeStrict decodes a Cairn-only envelope: a JSON object, types checked,
-// schema version current (absent means current).
+// schema version current (absent means current). Members that are not v's
+// fields are ignored.
 func decodeStrict(data []byte, v any, version *int) error {
-	if _, err := newObjReader(data, ""); err != nil {
+	r, err := newObjReader(data, "")
+	if err != nil {
 		return err
 	}
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(v); err != nil {
-		return describeDecodeErr(err)
+	if err := r.decodeKnown(v); err != nil {
+		return err
 	}
+	return checkVersion(version)
+}
+
+// checkVersion sets an absent schema version to the current one and refuses
+// any other.
+func checkVersion(version *int) error {
 	if *version == 0 {
 		*version = SchemaVersion
 	}
