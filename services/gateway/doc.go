@@ -1,4 +1,30 @@
-// Package gateway will serve Cairn's HTTP API: commands, queries and live
-// events over SSE (DESIGN §7). It is not built yet: `cairn gateway` says so and
-// exits 1.
+// Package gateway serves Cairn's HTTP API (DESIGN §7): it validates client
+// commands and appends them to CAIRN_COMMANDS, streams live agent events over
+// SSE, and answers read queries from the projector's read models.
+//
+// # Durability
+//
+// A command is acknowledged (202) only after the stream has stored it: from
+// then on it will be applied, or the log will say why not. The command id is
+// the message's Nats-Msg-Id, so a client retrying a request with the same id
+// within the stream's duplicate window creates no second command.
+//
+// # Ordering
+//
+// Commands of one session are stored in the order the gateway received their
+// acknowledgements. Live events of one session are delivered in stream order;
+// each SSE event's id is its stream sequence, and a client reconnecting with
+// Last-Event-ID receives every event after it that the stream still holds.
+//
+// # Errors
+//
+// Every error is JSON {"error":{"code","message"}} with a fitting status:
+// 400 for invalid input (the message names the field), 404, 409 for a command
+// the orchestrator refused (with ?wait=applied), 503 when a dependency is
+// unavailable, 504 when waiting timed out.
+//
+// # Concurrency
+//
+// A Gateway serves requests concurrently; Run owns its goroutines and returns
+// after they have stopped.
 package gateway

@@ -1,0 +1,200 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
+	"github.com/nats-io/nats.go"
+)
+
+// createRequest is the body of POST /v1/sessions.
+type createRequest struct {
+	ID           string   `json:"id"`
+	CommandID    string   `json:"commandId"`
+	Model        string   `json:"model"`
+	SystemPrompt string   `json:"systemPrompt"`
+	Tools        []string `json:"tools"`
+	Workspace    string   `json:"workspace"`
+}
+
+func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	var req createRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: "+err.Error())
+			return
+		}
+	}
+	if req.ID == "" {
+		req.ID = events.NewID()
+	}
+	if err := events.ValidateSessionID(req.ID); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	if req.CommandID == "" {
+		req.CommandID = events.DeriveID("create", req.ID)
+	}
+	cmd := events.Command{V: events.SchemaVersion, ID: req.CommandID, Type: events.CmdCreate, SessionID: req.ID,
+		Model: req.Model, SystemPrompt: req.SystemPrompt, Tools: req.Tools, Workspace: req.Workspace}
+	if err := cmd.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	g.submit(w, r, cmd, http.StatusCreated, map[string]any{"id": req.ID, "commandId": cmd.ID})
+}
+
+func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("id")
+	if !validSessionPath(w, sid) {
+		return
+	}
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	// The id and session may be left out; fill them before strict decoding.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, "body must be a JSON object (a command)")
+		return
+	}
+	if raw, ok := fields["sessionId"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || s != sid {
+			writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("sessionId: %s does not match the session in the path (%q)", raw, sid))
+			return
+		}
+	}
+	fields["sessionId"], _ = json.Marshal(sid)
+	if _, ok := fields["id"]; !ok {
+		fields["id"], _ = json.Marshal(events.NewID())
+	}
+	filled, _ := json.Marshal(fields)
+	cmd, err := events.DecodeCommand(filled)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	g.submit(w, r, cmd, http.StatusAccepted, map[string]any{"commandId": cmd.ID})
+}
+
+// submit stores cmd in CAIRN_COMMANDS and answers with status and resp, or,
+// with ?wait=applied, once the log shows the command applied or refused.
+func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Command, status int, resp map[string]any) {
+	wait := r.URL.Query().Get("wait")
+	if wait != "" && wait != "applied" {
+		writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("wait: unknown value %q (the only one is \"applied\")", wait))
+		return
+	}
+	var sub *fanout.Sub
+	if wait == "applied" {
+		// Subscribe before storing the command, so its effect cannot slip by.
+		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(cmd.SessionID))
+		defer sub.Close()
+	}
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, codeInternal, "encode command: "+err.Error())
+		return
+	}
+	msg := &nats.Msg{Subject: g.cfg.Names.CommandSubject(cmd.SessionID), Data: data, Header: nats.Header{}}
+	msg.Header.Set(events.HeaderMsgID, cmd.ID)
+	msg.Header.Set(events.HeaderSchema, fmt.Sprint(events.SchemaVersion))
+	ack, err := g.cfg.JetStream.PublishMsg(r.Context(), msg)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the command was not stored: "+err.Error())
+		return
+	}
+	g.metrics.commands.WithLabelValues(cmd.Type).Inc()
+	resp["sequence"] = ack.Sequence
+	if ack.Duplicate {
+		resp["duplicate"] = true
+	}
+	if sub == nil || ack.Duplicate {
+		// A duplicate was stored earlier and may be applied already; its
+		// outcome is in the log (GET .../entries).
+		writeJSON(w, status, resp)
+		return
+	}
+	g.awaitApplied(w, r.Context(), sub, cmd.ID, resp)
+}
+
+// awaitApplied waits for the first log entry naming commandID.
+func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *fanout.Sub, commandID string, resp map[string]any) {
+	timer := time.NewTimer(g.cfg.WaitTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m, ok := <-sub.C:
+			if !ok {
+				writeError(w, http.StatusServiceUnavailable, codeUnavailable, "stopped following the log: "+errString(sub.Err()))
+				return
+			}
+			e, err := events.DecodeEntry(m.Data)
+			if err != nil || e.CommandID != commandID {
+				continue
+			}
+			if e.Type == events.EntryCommandRejected {
+				writeJSON(w, http.StatusConflict, map[string]any{
+					"error":     apiError{Code: codeRejected, Message: e.Reason},
+					"commandId": commandID, "reason": e.Code,
+				})
+				return
+			}
+			resp["entryId"] = e.ID
+			resp["logSequence"] = m.Seq
+			writeJSON(w, http.StatusOK, resp)
+			return
+		case <-timer.C:
+			writeError(w, http.StatusGatewayTimeout, codeTimeout,
+				fmt.Sprintf("command %s is stored but was not applied within %s; it will still be applied", commandID, g.cfg.WaitTimeout))
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "closed"
+	}
+	return err.Error()
+}
+
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("body is over the limit of %d bytes", mbe.Limit))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, codeInvalid, "reading body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+func validSessionPath(w http.ResponseWriter, sid string) bool {
+	if err := events.ValidateSessionID(sid); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, "session id in path: "+err.Error())
+		return false
+	}
+	return true
+}

@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Gateway. The zero value of every field but JetStream
+// means its default.
+type Config struct {
+	// JetStream is the connection to the platform's NATS. Required.
+	JetStream jetstream.JetStream
+	// Names of streams and subjects; default prefix "cairn".
+	Names events.Names
+	// Addr is the HTTP listen address. Default 127.0.0.1:8080.
+	Addr string
+	// Queries answers the read-model queries (the projector's handler,
+	// mounted in process or proxied). Nil: those routes answer 503.
+	Queries http.Handler
+	// WaitTimeout bounds ?wait=applied. Default 30s.
+	WaitTimeout time.Duration
+	// MaxBodyBytes bounds request bodies. Default 16 MiB.
+	MaxBodyBytes int64
+	// Registerer receives the gateway's metrics; Gatherer serves /metrics.
+	// Default: a new registry.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// Logger; default discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.WaitTimeout == 0 {
+		c.WaitTimeout = 30 * time.Second
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 16 << 20
+	}
+	if c.Registerer == nil || c.Gatherer == nil {
+		reg := prometheus.NewRegistry()
+		c.Registerer, c.Gatherer = reg, reg
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports the first invalid field.
+func (c *Config) Validate() error {
+	if c.JetStream == nil {
+		return errors.New("gateway: JetStream is required")
+	}
+	if c.WaitTimeout < 0 {
+		return errors.New("gateway: WaitTimeout must not be negative")
+	}
+	if c.MaxBodyBytes < 0 {
+		return errors.New("gateway: MaxBodyBytes must not be negative")
+	}
+	if c.Names.Prefix != "" {
+		if err := events.ValidatePrefix(c.Names.Prefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Error codes of the API's error body.
+const (
+	codeInvalid     = "invalid_request"
+	codeNotFound    = "not_found"
+	codeRejected    = "rejected"
+	codeUnavailable = "unavailable"
+	codeTimeout     = "timeout"
+	codeInternal    = "internal"
+	codeTooLarge    = "too_large"
+)
+
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]apiError{"error": {Code: code, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client went away; nothing to do
+}

@@ -1,0 +1,221 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Gateway is Cairn's HTTP front door.
+type Gateway struct {
+	cfg     Config
+	events  *fanout.Fanout // CAIRN_EVENTS, for SSE
+	log     *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
+	handler http.Handler
+	ready   atomic.Bool
+	metrics metrics
+
+	patterns []string // every route served, for the OpenAPI check
+}
+
+type metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	commands  *prometheus.CounterVec
+	sseActive prometheus.Gauge
+}
+
+// New checks cfg and builds a Gateway; Run serves it.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	g := &Gateway{cfg: cfg}
+	n := cfg.Names
+	g.events = fanout.New(cfg.JetStream, n.EventsStream(), n.AllEvents(), 1024, cfg.Logger)
+	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
+	g.metrics = metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_gateway_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "cairn_gateway_request_duration_seconds", Help: "HTTP request latency by route (SSE excluded).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route"}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_gateway_commands_total", Help: "Commands accepted by type.",
+		}, []string{"type"}),
+		sseActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cairn_gateway_sse_streams", Help: "Live SSE streams open.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{g.metrics.requests, g.metrics.duration, g.metrics.commands, g.metrics.sseActive} {
+		if err := cfg.Registerer.Register(c); err != nil {
+			return nil, fmt.Errorf("gateway: register metrics: %w", err)
+		}
+	}
+	g.handler = g.routes()
+	return g, nil
+}
+
+// Handler returns the API's handler (for tests and in-process mounting). The
+// live parts (SSE, ?wait=applied) work only while Run is running.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Run serves HTTP on cfg.Addr until ctx is cancelled, then shuts down
+// gracefully: it stops accepting, lets requests finish for up to 10 s and
+// closes live streams.
+func (g *Gateway) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", g.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", g.cfg.Addr, err)
+	}
+	return g.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := &http.Server{Handler: g.handler, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	grp, gctx := errgroup.WithContext(ctx)
+	grp.Go(func() error { return g.events.Run(gctx) })
+	grp.Go(func() error { return g.log.Run(gctx) })
+	grp.Go(func() error {
+		select {
+		case <-g.events.Ready():
+		case <-gctx.Done():
+			return nil
+		}
+		select {
+		case <-g.log.Ready():
+			g.ready.Store(true)
+		case <-gctx.Done():
+		}
+		return nil
+	})
+	grp.Go(func() error {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("gateway: serve: %w", err)
+	})
+	grp.Go(func() error {
+		<-gctx.Done()
+		g.ready.Store(false)
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		err := srv.Shutdown(sctx)
+		if err != nil {
+			srv.Close()
+		}
+		return nil
+	})
+	err := grp.Wait()
+	if ctx.Err() != nil && err == nil {
+		return nil
+	}
+	return err
+}
+
+// instrument counts and times a route.
+func (g *Gateway) instrument(route string, timed bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		h(sw, r)
+		if timed {
+			g.metrics.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}
+		g.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets SSE flush through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (g *Gateway) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern, route string, timed bool, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, g.instrument(route, timed, h))
+		g.patterns = append(g.patterns, pattern)
+	}
+	handle("POST /v1/sessions", "create", true, g.createSession)
+	handle("POST /v1/sessions/{id}/commands", "command", true, g.postCommand)
+	handle("GET /v1/sessions/{id}/events", "events", false, g.streamEvents)
+	handle("GET /v1/openapi.json", "openapi", true, serveOpenAPI)
+	handle("GET /healthz", "healthz", true, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	handle("GET /readyz", "readyz", true, g.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g.cfg.Gatherer, promhttp.HandlerOpts{}))
+	g.patterns = append(g.patterns, "GET /metrics")
+	queries := g.queries()
+	for _, p := range []string{"GET /v1/sessions", "GET /v1/sessions/{id}", "GET /v1/sessions/{id}/entries",
+		"GET /v1/sessions/{id}/tree", "GET /v1/sessions/{id}/context", "GET /v1/sessions/{id}/export",
+		"POST /v1/import", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
+		handle(p, "query", true, queries)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func (g *Gateway) queries() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if id := r.PathValue("id"); id != "" {
+			if !validSessionPath(w, id) {
+				return
+			}
+		}
+		if g.cfg.Queries == nil {
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "read queries are not available: no projector is configured")
+			return
+		}
+		g.cfg.Queries.ServeHTTP(w, r)
+	}
+}
+
+func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !g.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "not consuming live streams yet"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+}

@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// streamEvents serves a session's live events as SSE. Each event's id is its
+// stream sequence; Last-Event-ID (or ?after=) resumes after it.
+func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("id")
+	if !validSessionPath(w, sid) {
+		return
+	}
+	after, err := resumePoint(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported by this connection")
+		return
+	}
+	subject := g.cfg.Names.EventSubject(sid)
+	// Subscribe first, then read what the stream already holds: every event
+	// is then seen at least once, and duplicates are skipped by sequence.
+	sub := g.events.Subscribe(subject)
+	defer sub.Close()
+	g.metrics.sseActive.Inc()
+	defer g.metrics.sseActive.Dec()
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+
+	last := after
+	if after > 0 || r.URL.Query().Get("from") == "start" {
+		last, err = g.backfill(r.Context(), w, subject, after)
+		if err != nil {
+			writeSSEComment(w, "backfill failed: "+err.Error())
+			return
+		}
+		flusher.Flush()
+	}
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case m, ok := <-sub.C:
+			if !ok {
+				// Too slow or shutting down: the client resumes with Last-Event-ID.
+				writeSSEComment(w, "stream closed: "+errString(sub.Err()))
+				flusher.Flush()
+				return
+			}
+			if m.Seq <= last {
+				continue
+			}
+			last = m.Seq
+			writeSSEEvent(w, m.Seq, m.Data)
+			flusher.Flush()
+		case <-keepalive.C:
+			writeSSEComment(w, "keepalive")
+			flusher.Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// backfill writes the events of subject stored after seq and returns the
+// last sequence written.
+func (g *Gateway) backfill(ctx context.Context, w http.ResponseWriter, subject string, after uint64) (uint64, error) {
+	stream, err := g.cfg.JetStream.Stream(ctx, g.cfg.Names.EventsStream())
+	if err != nil {
+		return after, err
+	}
+	last := after
+	for {
+		m, err := stream.GetMsg(ctx, last+1, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return last, nil
+		}
+		if err != nil {
+			return last, err
+		}
+		last = m.Sequence
+		writeSSEEvent(w, m.Sequence, m.Data)
+	}
+}
+
+func resumePoint(r *http.Request) (uint64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	field := "Last-Event-ID"
+	if q := r.URL.Query().Get("after"); q != "" {
+		v, field = q, "after"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: must be an event id (a stream sequence), got %q", field, v)
+	}
+	return n, nil
+}
+
+func writeSSEEvent(w http.ResponseWriter, seq uint64, data []byte) {
+	fmt.Fprintf(w, "id: %d\ndata: %s\n\n", seq, data)
+}
+
+func writeSSEComment(w http.ResponseWriter, s string) {
+	fmt.Fprintf(w, ": %s\n\n", s)
+}
+
