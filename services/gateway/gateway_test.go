@@ -348,4 +348,3 @@ func TestMetricsExposed(t *testing.T) {
 		}
 	}
 }
-

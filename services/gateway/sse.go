@@ -121,4 +121,3 @@ func writeSSEEvent(w http.ResponseWriter, seq uint64, data []byte) {
 func writeSSEComment(w http.ResponseWriter, s string) {
 	fmt.Fprintf(w, ": %s\n\n", s)
 }
-
