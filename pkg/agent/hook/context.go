@@ -18,7 +18,7 @@ type ContextResult struct {
 	Messages []events.Message `json:"messages,omitempty"`
 }
 
-func (ContextEvent) Name() string          { return "context" }
+func (ContextEvent) Name() string         { return "context" }
 func (ContextEvent) result(ContextResult) {}
 
 // Context runs the context chain. The first failing handler fails the whole

@@ -26,7 +26,7 @@ type RequestPatch struct {
 	Options       map[string]json.RawMessage `json:"options,omitempty"`
 }
 
-func (BeforeProviderRequestEvent) Name() string         { return "before_provider_request" }
+func (BeforeProviderRequestEvent) Name() string        { return "before_provider_request" }
 func (BeforeProviderRequestEvent) result(RequestPatch) {}
 
 // Apply patches req in place.
@@ -88,7 +88,7 @@ type BeforeAgentStartResult struct {
 	SystemPrompt *string          `json:"systemPrompt,omitempty"`
 }
 
-func (BeforeAgentStartEvent) Name() string                   { return "before_agent_start" }
+func (BeforeAgentStartEvent) Name() string                  { return "before_agent_start" }
 func (BeforeAgentStartEvent) result(BeforeAgentStartResult) {}
 
 // BeforeAgentStart collects every handler's injected messages, in order, and

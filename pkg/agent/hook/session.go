@@ -19,7 +19,7 @@ type SessionBeforeCompactEvent struct {
 	Instructions string `json:"instructions,omitempty"`
 }
 
-func (SessionBeforeCompactEvent) Name() string   { return "session_before_compact" }
+func (SessionBeforeCompactEvent) Name() string  { return "session_before_compact" }
 func (SessionBeforeCompactEvent) result(Cancel) {}
 
 // SessionBeforeTreeEvent is emitted before a navigation of the session tree.
@@ -28,7 +28,7 @@ type SessionBeforeTreeEvent struct {
 	Summarize bool    `json:"summarize,omitempty"`
 }
 
-func (SessionBeforeTreeEvent) Name() string   { return "session_before_tree" }
+func (SessionBeforeTreeEvent) Name() string  { return "session_before_tree" }
 func (SessionBeforeTreeEvent) result(Cancel) {}
 
 // SessionBeforeCompact asks the handlers in order and stops at the first
@@ -70,7 +70,7 @@ type NextTurnResult struct {
 	Stop     bool             `json:"stop,omitempty"`
 }
 
-func (NextTurnEvent) Name() string           { return "next_turn" }
+func (NextTurnEvent) Name() string          { return "next_turn" }
 func (NextTurnEvent) result(NextTurnResult) {}
 
 // NextTurn chains the handlers: each sees the messages and model the

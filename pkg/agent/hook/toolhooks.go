@@ -22,7 +22,7 @@ type ToolCallResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func (ToolCallEvent) Name() string           { return "tool_call" }
+func (ToolCallEvent) Name() string          { return "tool_call" }
 func (ToolCallEvent) result(ToolCallResult) {}
 
 // ToolCall asks the handlers in order whether the call may run and stops at
@@ -66,7 +66,7 @@ type ToolResultPatch struct {
 	Terminate *bool           `json:"terminate,omitempty"`
 }
 
-func (ToolResultEvent) Name() string            { return "tool_result" }
+func (ToolResultEvent) Name() string           { return "tool_result" }
 func (ToolResultEvent) result(ToolResultPatch) {}
 
 // ToolResult applies each handler's patch in turn. Failing handlers are
