@@ -32,7 +32,7 @@ func fieldErr(field, format string, args ...any) error {
 // prefixed returns err with its field path placed under prefix.
 func prefixed(prefix string, err error) error {
 	var fe *FieldError
-	if !errors.As(err, &fe) {
+	if !errors.As(err, &fe) || prefix == "" {
 		return err
 	}
 	field := prefix
