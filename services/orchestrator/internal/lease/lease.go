@@ -1,0 +1,225 @@
+// Package lease divides a fixed set of partitions among the live instances of
+// a service through leases in a NATS KV bucket whose keys expire (the bucket's
+// max age is the lease TTL).
+//
+// Each instance keeps a membership key m.<instance> alive and computes, by
+// rendezvous hashing over the live members, which partitions it should hold.
+// It claims a free partition by creating p.<n>, renews what it holds by
+// revision-checked updates, and gives up partitions that now belong to
+// another member. A crashed instance stops renewing: its keys expire after
+// the TTL and the others claim its partitions.
+//
+// # Guarantees
+//
+// A lease key has at most one holder at any revision, so two live instances
+// never both believe they hold a partition after their next renewal. Between
+// renewals beliefs can overlap for up to one TTL (a paused process): leases
+// decide who should work, and the session log's optimistic concurrency keeps
+// the work safe when they are wrong.
+//
+// # Concurrency
+//
+// Run calls the Acquired and Lost callbacks from its own goroutine, one at a
+// time, in the order the changes happen.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config configures a Manager.
+type Config struct {
+	KV         jetstream.KeyValue // bucket with MaxAge = TTL (see BucketConfig)
+	Instance   string             // unique per process, a valid KV key token
+	Partitions int                // number of partitions, the same for every instance
+	TTL        time.Duration      // lease lifetime; renewals every TTL/3
+	Logger     *slog.Logger
+
+	Acquired func(p int) // this instance now holds p
+	Lost     func(p int) // this instance no longer holds p
+}
+
+// BucketConfig returns the KV configuration the leases need.
+func BucketConfig(bucket string, ttl time.Duration, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: bucket, TTL: ttl, History: 1, Replicas: replicas,
+		Description: "Cairn partition leases"}
+}
+
+// Manager holds this instance's share of the partitions.
+type Manager struct {
+	cfg  Config
+	held map[int]uint64 // partition → revision of our lease key
+}
+
+// New returns a Manager; Run starts it.
+func New(cfg Config) (*Manager, error) {
+	switch {
+	case cfg.KV == nil:
+		return nil, errors.New("lease: KV is required")
+	case cfg.Instance == "" || strings.ContainsAny(cfg.Instance, ".*> "):
+		return nil, fmt.Errorf("lease: instance %q must be a non-empty KV key token", cfg.Instance)
+	case cfg.Partitions <= 0:
+		return nil, fmt.Errorf("lease: partitions must be positive, got %d", cfg.Partitions)
+	case cfg.TTL < 300*time.Millisecond:
+		return nil, fmt.Errorf("lease: TTL %s is too short (min 300ms)", cfg.TTL)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Acquired == nil {
+		cfg.Acquired = func(int) {}
+	}
+	if cfg.Lost == nil {
+		cfg.Lost = func(int) {}
+	}
+	return &Manager{cfg: cfg, held: map[int]uint64{}}, nil
+}
+
+// Run keeps membership and leases until ctx is cancelled, then releases what
+// it holds so others take over at once, and reports each release to Lost.
+func (m *Manager) Run(ctx context.Context) error {
+	tick := time.NewTicker(m.cfg.TTL / 3)
+	defer tick.Stop()
+	for {
+		if err := m.round(ctx); err != nil && ctx.Err() == nil {
+			m.cfg.Logger.Warn("lease round failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			m.releaseAll()
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// round renews membership, reads the members and moves leases toward the
+// rendezvous assignment.
+func (m *Manager) round(ctx context.Context) error {
+	if _, err := m.cfg.KV.Put(ctx, memberKey(m.cfg.Instance), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		return fmt.Errorf("renew membership: %w", err)
+	}
+	members, err := m.members(ctx)
+	if err != nil {
+		return err
+	}
+	for p := 0; p < m.cfg.Partitions; p++ {
+		want := owner(p, members) == m.cfg.Instance
+		rev, holding := m.held[p]
+		switch {
+		case holding && !want:
+			m.release(ctx, p, rev)
+		case holding:
+			nrev, err := m.cfg.KV.Update(ctx, partitionKey(p), []byte(m.cfg.Instance), rev)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				m.cfg.Logger.Warn("lease lost", "partition", p, "err", err)
+				delete(m.held, p)
+				m.cfg.Lost(p)
+				continue
+			}
+			m.held[p] = nrev
+		case want:
+			rev, err := m.cfg.KV.Create(ctx, partitionKey(p), []byte(m.cfg.Instance))
+			if err != nil {
+				continue // still held by its previous owner until released or expired
+			}
+			m.held[p] = rev
+			m.cfg.Acquired(p)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) members(ctx context.Context) ([]string, error) {
+	lister, err := m.cfg.KV.ListKeysFiltered(ctx, "m.*")
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return []string{m.cfg.Instance}, nil
+		}
+		return nil, fmt.Errorf("list members: %w", err)
+	}
+	var members []string
+	for k := range lister.Keys() {
+		members = append(members, strings.TrimPrefix(k, "m."))
+	}
+	if !slices.Contains(members, m.cfg.Instance) {
+		members = append(members, m.cfg.Instance)
+	}
+	return members, nil
+}
+
+func (m *Manager) release(ctx context.Context, p int, rev uint64) {
+	delete(m.held, p)
+	m.cfg.Lost(p)
+	if err := m.cfg.KV.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev)); err != nil {
+		m.cfg.Logger.Debug("lease release", "partition", p, "err", err)
+	}
+}
+
+// releaseAll gives up every lease and the membership on shutdown.
+func (m *Manager) releaseAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ps := make([]int, 0, len(m.held))
+	for p := range m.held {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	for _, p := range ps {
+		m.release(ctx, p, m.held[p])
+	}
+	_ = m.cfg.KV.Delete(ctx, memberKey(m.cfg.Instance))
+}
+
+// Held returns the partitions held, sorted. Only safe to call from the
+// Acquired and Lost callbacks or after Run returned.
+func (m *Manager) Held() []int {
+	ps := make([]int, 0, len(m.held))
+	for p := range m.held {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// owner picks the member with the highest hash of (partition, member):
+// rendezvous hashing moves only the partitions of a member that joins or leaves.
+func owner(p int, members []string) string {
+	var best string
+	var bestScore uint64
+	for _, mem := range members {
+		h := fnv.New64a()
+		h.Write([]byte(strconv.Itoa(p)))
+		h.Write([]byte{0})
+		h.Write([]byte(mem))
+		if s := mix(h.Sum64()); best == "" || s > bestScore || (s == bestScore && mem < best) {
+			best, bestScore = mem, s
+		}
+	}
+	return best
+}
+
+// mix is splitmix64's finaliser: FNV alone spreads short keys poorly.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func memberKey(instance string) string { return "m." + instance }
+func partitionKey(p int) string        { return "p." + strconv.Itoa(p) }
