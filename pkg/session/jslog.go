@@ -1,0 +1,238 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+// HeaderDigest carries the Digest of a stored entry's bytes, so a reader can
+// tell an edited entry from a removed one.
+const HeaderDigest = "Cairn-Digest"
+
+// headerMargin is what the payload limit leaves for headers.
+const headerMargin = 4096
+
+// JetStreamLog is a [Log] on the stream CAIRN_SESSIONS (see [events.Names]),
+// one subject per session, with large parts in the object store bucket
+// cairn_blobs and cold-load snapshots in cairn_snapshots.
+type JetStreamLog struct {
+	js     jetstream.JetStream
+	opts   jsOptions
+	stream jetstream.Stream
+	blobs  BlobStore
+	snaps  jetstream.ObjectStore
+	limit  int
+}
+
+// NewJetStreamLog opens the session log on js, creating its stream and
+// buckets if they do not exist (existing ones are used as they are).
+func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStreamOption) (*JetStreamLog, error) {
+	o := defaultJSOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	l := &JetStreamLog{js: js, opts: o}
+	var err error
+	l.stream, err = ensureStream(ctx, js, jetstream.StreamConfig{
+		Name:              o.names.SessionsStream(),
+		Subjects:          []string{o.names.AllSessions()},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		Replicas:          o.replicas,
+		AllowDirect:       true,
+		MaxMsgsPerSubject: -1,
+		Duplicates:        2 * time.Minute,
+	})
+	if err != nil {
+		return nil, err
+	}
+	obs, err := ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
+		Bucket: o.names.BlobsBucket(), Storage: jetstream.FileStorage, Replicas: o.replicas,
+		Description: "large parts of session entries, by digest",
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.blobs = objectBlobs{obs}
+	if o.snapshotEvery > 0 {
+		l.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
+			Bucket: snapshotsBucket(o.names), Storage: jetstream.FileStorage, Replicas: o.replicas,
+			Description: "per-session snapshots of the session log for fast cold loads",
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	l.limit = int(js.Conn().MaxPayload()) - headerMargin
+	return l, nil
+}
+
+// snapshotsBucket names the snapshot bucket under the names' prefix.
+func snapshotsBucket(n events.Names) string {
+	b := n.BlobsBucket() // <prefix>_blobs
+	return b[:len(b)-len("blobs")] + "snapshots"
+}
+
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, cfg.Name)
+	if err == nil {
+		return s, nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("session: look up stream %s: %w", cfg.Name, err)
+	}
+	s, err = js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.Stream(ctx, cfg.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: create stream %s: %w", cfg.Name, err)
+	}
+	return s, nil
+}
+
+func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, cfg.Bucket)
+	if err == nil {
+		return obs, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("session: look up bucket %s: %w", cfg.Bucket, err)
+	}
+	obs, err = js.CreateObjectStore(ctx, cfg)
+	if err != nil {
+		if obs2, err2 := js.ObjectStore(ctx, cfg.Bucket); err2 == nil {
+			return obs2, nil
+		}
+		return nil, fmt.Errorf("session: create bucket %s: %w", cfg.Bucket, err)
+	}
+	return obs, nil
+}
+
+// Append implements [Log]. It retries transient failures with the same
+// message id and expected sequence, so a retry either lands once or is
+// recognised as the write that already landed.
+func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e events.Entry) (Record, error) {
+	if err := validateAppend(sid, &e); err != nil {
+		return Record{}, err
+	}
+	data, err := externalize(ctx, e, l.limit, l.blobs)
+	if err != nil {
+		return Record{}, err
+	}
+	subj := l.opts.names.SessionSubject(sid)
+	msgID := events.MsgID(sid, e.ID)
+	digest := Digest(data)
+	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+	msg.Header[events.HeaderMsgID] = []string{msgID}
+	msg.Header[events.HeaderSchema] = []string{schemaHeader}
+	msg.Header[HeaderDigest] = []string{digest}
+	var ack *jetstream.PubAck
+	err = l.retry(ctx, func(ctx context.Context) error {
+		var err error
+		ack, err = l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
+		return err
+	})
+	if isConflict(err) {
+		// On R1 a retry of a write that landed reports a wrong last
+		// sequence instead of a duplicate: look at what is last.
+		last, lerr := l.lastMsg(ctx, subj)
+		if lerr == nil && last.Header.Get(events.HeaderMsgID) == msgID {
+			return l.rawRecord(ctx, sid, last.Sequence, last.Data)
+		}
+		return Record{}, fmt.Errorf("%w: session %s: expected last sequence %d: %w", ErrConflict, sid, expect, err)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("session: append %s to %s: %w", e.ID, sid, err)
+	}
+	// A duplicate ack (R3) carries the original sequence; the bytes are the
+	// same ones, since the entry id is.
+	rec, err := decodeRecord(sid, ack.Sequence, data)
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Entry = e
+	rec.Entry.V = events.SchemaVersion
+	return rec, nil
+}
+
+var schemaHeader = fmt.Sprint(events.SchemaVersion)
+
+func isConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
+// rawRecord decodes stored bytes and restores their blobs.
+func (l *JetStreamLog) rawRecord(ctx context.Context, sid string, seq uint64, data []byte) (Record, error) {
+	rec, err := decodeRecord(sid, seq, data)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := inflate(ctx, &rec.Entry, l.blobs); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+func (l *JetStreamLog) lastMsg(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
+	var m *jetstream.RawStreamMsg
+	err := l.retry(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = l.stream.GetLastMsgForSubject(ctx, subj)
+		return err
+	})
+	return m, err
+}
+
+// retry runs op until it succeeds, fails for good, or the retry budget or
+// ctx runs out. Each attempt gets its own timeout.
+func (l *JetStreamLog) retry(ctx context.Context, op func(context.Context) error) error {
+	deadline := time.Now().Add(l.opts.retryFor)
+	wait := 20 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, l.opts.attempt)
+		err := op(actx)
+		cancel()
+		if err == nil || !transient(ctx, err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// transient reports whether err may go away by itself: no responders or a
+// timeout while the cluster elects a leader, a reconnecting client.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 503s: JetStream or the stream's group temporarily unavailable.
+		return apiErr.Code == 503 || apiErr.ErrorCode == 10008
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+}
