@@ -1,6 +1,7 @@
 // Package natstest starts real NATS servers with JetStream for tests: one
-// embedded server on a random port with its store in a temporary directory.
-// Servers stop when the test ends. Helpers fail the test with t.Fatal; they
+// embedded server on a random port with its store in a temporary directory
+// ([RunServer]), or a cluster of them in one process on loopback whose nodes
+// can be killed and restarted ([RunCluster]). Servers stop when the test ends. Helpers fail the test with t.Fatal; they
 // never panic.
 package natstest
 
