@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,11 @@ func Transport(ctx context.Context, what string, err error) *llm.Error {
 		return Aborted(ctx)
 	}
 	msg := what
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		msg += ": malformed event"
+	}
 	if err != nil {
 		msg += ": " + err.Error()
 	}

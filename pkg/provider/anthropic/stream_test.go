@@ -1,0 +1,386 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/internal/ssetest"
+	"github.com/cairn-agents/cairn/pkg/provider/models"
+)
+
+const fakeKey = "sk-ant-test-0000-FAKE-KEY-do-not-leak"
+
+func model(t testing.TB) llm.Model {
+	t.Helper()
+	m, err := models.Builtin().Lookup("anthropic", "claude-sonnet-4-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newProvider(t testing.TB, url string) *Provider {
+	t.Helper()
+	p, err := New(Config{APIKey: fakeKey, BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func request(t testing.TB) *llm.Request {
+	return &llm.Request{Model: model(t), SystemPrompt: "be brief",
+		Messages: []events.Message{{Role: events.RoleUser, Content: events.TextContent("hi")}}}
+}
+
+func usage(t testing.TB, in, out, cr, cw int64) *events.Usage {
+	u := events.Usage{Input: in, Output: out, CacheRead: cr, CacheWrite: cw}
+	model(t).Cost(&u)
+	return &u
+}
+
+func assistant(t testing.TB, stop events.StopReason, u *events.Usage, errMsg string, blocks ...events.Block) events.Message {
+	if blocks == nil {
+		blocks = []events.Block{}
+	}
+	return events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: blocks},
+		API: API, Provider: "anthropic", Model: "claude-sonnet-4-5", ResponseID: "msg_01",
+		Usage: u, StopReason: stop, ErrorMessage: errMsg}
+}
+
+func text(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
+}
+
+func think(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
+}
+
+func args(i int, id, name, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
+}
+
+// Transcript pieces, as Anthropic documents its streaming events.
+const (
+	start = `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}`
+	textStart = `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`
+	ping      = `{"type": "ping"}`
+	stop0     = `{"type":"content_block_stop","index":0}`
+	msgStop   = `{"type":"message_stop"}`
+)
+
+func textDelta(i int, s string) string {
+	return `{"type":"content_block_delta","index":` + itoa(i) + `,"delta":{"type":"text_delta","text":` + ssetest.JSON(s) + `}}`
+}
+
+func msgDelta(reason string, out int) string {
+	return `{"type":"message_delta","delta":{"stop_reason":"` + reason + `","stop_sequence":null},"usage":{"output_tokens":` + itoa(out) + `}}`
+}
+
+type streamCase struct {
+	name   string
+	reply  ssetest.Reply
+	deltas []events.Delta
+	msg    func(t testing.TB) events.Message
+	kind   llm.Kind // of the error; KindOther with wantErr false = success
+	err    bool
+	retry  time.Duration
+	status int
+}
+
+func cases() []streamCase {
+	return []streamCase{
+		{
+			name: "text",
+			reply: ssetest.Reply{Body: ssetest.SSE(
+				"message_start", start, "content_block_start", textStart, "ping", ping,
+				"content_block_delta", textDelta(0, "Hello"), "content_block_delta", textDelta(0, " world"),
+				"content_block_stop", stop0, "message_delta", msgDelta("end_turn", 15), "message_stop", msgStop)},
+			deltas: []events.Delta{text(0, "Hello"), text(0, " world")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopEnd, usage(t, 25, 15, 100, 10), "", events.TextBlock("Hello world"))
+			},
+		},
+		{
+			name: "thinking then text",
+			reply: ssetest.Reply{Body: ssetest.SSE(
+				"message_start", start,
+				"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think"}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":" carefully."}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}`,
+				"content_block_stop", stop0,
+				"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}}`,
+				"content_block_stop", `{"type":"content_block_stop","index":1}`,
+				"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
+				"content_block_delta", textDelta(2, "42"),
+				"content_block_stop", `{"type":"content_block_stop","index":2}`,
+				"message_delta", msgDelta("end_turn", 80), "message_stop", msgStop)},
+			deltas: []events.Delta{think(0, "Let me think"), think(0, " carefully."), text(2, "42")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopEnd, usage(t, 25, 80, 100, 10), "",
+					events.Block{Type: events.BlockThinking, Thinking: "Let me think carefully.", ThinkingSignature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+					events.Block{Type: events.BlockThinking, Redacted: true, ThinkingSignature: "EmwKAhgBEgy3va3pzix"},
+					events.TextBlock("42"))
+			},
+		},
+		{
+			name: "several tool calls with interleaved argument deltas",
+			reply: ssetest.Reply{Body: ssetest.SSE(
+				"message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Checking both."), "content_block_stop", stop0,
+				"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01A","name":"read","input":{}}}`,
+				"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01B","name":"ls","input":{}}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":".go\"}"}}`,
+				"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":" \".\"}"}}`,
+				"content_block_stop", `{"type":"content_block_stop","index":1}`,
+				"content_block_stop", `{"type":"content_block_stop","index":2}`,
+				"message_delta", msgDelta("tool_use", 60), "message_stop", msgStop)},
+			deltas: []events.Delta{text(0, "Checking both."),
+				args(1, "toolu_01A", "read", `{"path": "a`), args(2, "toolu_01B", "ls", `{"path":`),
+				args(1, "toolu_01A", "read", `.go"}`), args(2, "toolu_01B", "ls", ` "."}`)},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopToolUse, usage(t, 25, 60, 100, 10), "", events.TextBlock("Checking both."),
+					events.Block{Type: events.BlockToolCall, ID: "toolu_01A", Name: "read", Arguments: json.RawMessage(`{"path": "a.go"}`)},
+					events.Block{Type: events.BlockToolCall, ID: "toolu_01B", Name: "ls", Arguments: json.RawMessage(`{"path": "."}`)})
+			},
+		},
+		{
+			name: "max tokens",
+			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Once upon"), "message_delta", msgDelta("max_tokens", 4096), "message_stop", msgStop)},
+			deltas: []events.Delta{text(0, "Once upon")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopLength, usage(t, 25, 4096, 100, 10), "", events.TextBlock("Once upon"))
+			},
+		},
+		{
+			name: "refusal",
+			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "message_delta", msgDelta("refusal", 3), "message_stop", msgStop)},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "other: the model declined to answer (stop reason refusal)")
+			},
+			err: true, kind: llm.KindOther,
+		},
+		{
+			name: "error event mid-stream",
+			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Par"),
+				"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
+			deltas: []events.Delta{text(0, "Par")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable (status 529): Overloaded", events.TextBlock("Par"))
+			},
+			err: true, kind: llm.KindRetryable, status: 529,
+		},
+		{
+			name: "429 with retry-after",
+			reply: ssetest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7", "request-id": "req_1"},
+				Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
+			msg: func(t testing.TB) events.Message {
+				m := assistant(t, events.StopError, usage(t, 0, 0, 0, 0), "retryable (status 429): Number of request tokens has exceeded your per-minute rate limit")
+				m.ResponseID = ""
+				return m
+			},
+			err: true, kind: llm.KindRetryable, status: 429, retry: 7 * time.Second,
+		},
+		{
+			name:  "529 overloaded",
+			reply: ssetest.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+			msg:   failed("retryable (status 529): Overloaded"),
+			err:   true, kind: llm.KindRetryable, status: 529,
+		},
+		{
+			name:  "500",
+			reply: ssetest.Reply{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
+			msg:   failed("retryable (status 500): Internal server error"),
+			err:   true, kind: llm.KindRetryable, status: 500,
+		},
+		{
+			name:  "401",
+			reply: ssetest.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`},
+			msg:   failed("auth (status 401): invalid x-api-key"),
+			err:   true, kind: llm.KindAuth, status: 401,
+		},
+		{
+			name:  "400 invalid request",
+			reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`},
+			msg:   failed("invalid_request (status 400): messages: roles must alternate"),
+			err:   true, kind: llm.KindInvalidRequest, status: 400,
+		},
+		{
+			name:  "overflow: prompt is too long",
+			reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}`},
+			msg:   failed("context_overflow (status 400): prompt is too long: 213462 tokens > 200000 maximum"),
+			err:   true, kind: llm.KindContextOverflow, status: 400,
+		},
+		{
+			name:  "overflow: 413 request too large",
+			reply: ssetest.Reply{Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`},
+			msg:   failed("context_overflow (status 413): Request exceeds the maximum allowed number of bytes."),
+			err:   true, kind: llm.KindContextOverflow, status: 413,
+		},
+		{
+			name: "overflow: success whose usage exceeds the window",
+			reply: ssetest.Reply{Body: ssetest.SSE(
+				"message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","usage":{"input_tokens":150000,"cache_creation_input_tokens":0,"cache_read_input_tokens":60000,"output_tokens":1}}}`,
+				"content_block_start", textStart, "content_block_delta", textDelta(0, "ok"),
+				"message_delta", msgDelta("end_turn", 2), "message_stop", msgStop)},
+			deltas: []events.Delta{text(0, "ok")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 150000, 2, 60000, 0),
+					"context_overflow: the response reports 210000 input tokens, more than the context window of 200000", events.TextBlock("ok"))
+			},
+			err: true, kind: llm.KindContextOverflow,
+		},
+		{
+			name: "malformed SSE line",
+			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Hel"),
+				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo`,
+				"message_stop", msgStop)},
+			deltas: []events.Delta{text(0, "Hel")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), `retryable: anthropic stream: malformed event: invalid character '\n' in string literal`, events.TextBlock("Hel"))
+			},
+			err: true, kind: llm.KindRetryable,
+		},
+		{
+			name: "connection cut mid-stream",
+			reply: ssetest.Reply{Cut: true, Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Hel"))},
+			deltas: []events.Delta{text(0, "Hel")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: anthropic stream: unexpected EOF", events.TextBlock("Hel"))
+			},
+			err: true, kind: llm.KindRetryable,
+		},
+		{
+			name: "stream ends before message_stop",
+			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+				"content_block_delta", textDelta(0, "Hel"))},
+			deltas: []events.Delta{text(0, "Hel")},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: the stream ended before message_stop", events.TextBlock("Hel"))
+			},
+			err: true, kind: llm.KindRetryable,
+		},
+	}
+}
+
+func failed(errMsg string) func(t testing.TB) events.Message {
+	return func(t testing.TB) events.Message {
+		m := assistant(t, events.StopError, usage(t, 0, 0, 0, 0), errMsg)
+		m.ResponseID = ""
+		return m
+	}
+}
+
+func TestStream(t *testing.T) {
+	for _, tc := range cases() {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := ssetest.Serve(t, tc.reply)
+			var d ssetest.Deltas
+			msg, err := newProvider(t, srv.URL).Stream(context.Background(), request(t), d.Add)
+			ssetest.AssertDeltas(t, d.List, tc.deltas)
+			ssetest.AssertMessage(t, msg, tc.msg(t))
+			if !tc.err {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			var le *llm.Error
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %#v, want *llm.Error", err)
+			}
+			if le.Kind != tc.kind || le.Status != tc.status || le.RetryAfter != tc.retry {
+				t.Fatalf("err = kind %v status %d retry %v, want %v %d %v (%v)", le.Kind, le.Status, le.RetryAfter, tc.kind, tc.status, tc.retry, le)
+			}
+		})
+	}
+}
+
+func TestAbortMidStream(t *testing.T) {
+	srv := ssetest.Serve(t, ssetest.Reply{Hang: true, Body: ssetest.SSE("message_start", start,
+		"content_block_start", textStart, "content_block_delta", textDelta(0, "Hel"))})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var d ssetest.Deltas
+	type result struct {
+		msg events.Message
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		msg, err := newProvider(t, srv.URL).Stream(ctx, request(t), func(x events.Delta) {
+			d.Add(x)
+			cancel() // abort after the first delta
+		})
+		done <- result{msg, err}
+	}()
+	// The server never ends the stream: Stream returns only because ctx was
+	// cancelled.
+	r := <-done
+	if !errors.Is(r.err, llm.ErrAborted) {
+		t.Fatalf("err = %v, want aborted", r.err)
+	}
+	ssetest.AssertDeltas(t, d.List, []events.Delta{text(0, "Hel")})
+	ssetest.AssertMessage(t, r.msg, assistant(t, events.StopAborted, usage(t, 25, 1, 100, 10), "aborted: the request was aborted", events.TextBlock("Hel")))
+}
+
+func TestNoKeyIsAnAuthError(t *testing.T) {
+	_, err := New(Config{})
+	if !errors.Is(err, llm.ErrAuth) {
+		t.Fatalf("err = %v, want auth", err)
+	}
+}
+
+func TestRequestShape(t *testing.T) {
+	srv := ssetest.Serve(t, ssetest.Reply{Body: ssetest.SSE("message_start", start, "message_delta", msgDelta("end_turn", 1), "message_stop", msgStop)})
+	m := model(t)
+	req := &llm.Request{
+		Model: m, SystemPrompt: "sys", ThinkingLevel: "medium", MaxTokens: 1000,
+		Tools: []events.ToolSpec{{Name: "read", Description: "read a file",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}},
+		Messages: []events.Message{
+			{Role: events.RoleUser, Content: events.Content{Blocks: []events.Block{events.TextBlock("look"), {Type: events.BlockImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}}},
+			{Role: events.RoleAssistant, API: API, Provider: "anthropic", Model: m.ID, StopReason: events.StopToolUse, Content: events.Content{Blocks: []events.Block{
+				{Type: events.BlockThinking, Thinking: "hmm", ThinkingSignature: "sig1"},
+				{Type: events.BlockToolCall, ID: "toolu_1", Name: "read", Arguments: json.RawMessage(`{"path":"a"}`)},
+				{Type: events.BlockToolCall, ID: "toolu_2", Name: "read", Arguments: json.RawMessage(`{"path":"b"}`)}}}},
+			{Role: events.RoleToolResult, ToolCallID: "toolu_1", ToolName: "read", Content: events.TextContent("A")},
+			{Role: events.RoleToolResult, ToolCallID: "toolu_2", ToolName: "read", IsError: true, Content: events.TextContent("no such file")},
+		},
+		Options: map[string]json.RawMessage{"metadata": json.RawMessage(`{"user_id":"u1"}`)},
+	}
+	if _, err := newProvider(t, srv.URL).Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Last(t)
+	if got.Path != "/v1/messages" {
+		t.Errorf("path = %s", got.Path)
+	}
+	if h := got.Header.Get("Authorization") + got.Header.Get("X-Api-Key"); h != "Bearer "+fakeKey && h != fakeKey {
+		t.Errorf("the key was not sent: %v", got.Header)
+	}
+	want := `{"max_tokens":11240,"messages":[` +
+		`{"content":[{"text":"look","type":"text"},{"source":{"data":"iVBORw0KGgo=","media_type":"image/png","type":"base64"},"type":"image"}],"role":"user"},` +
+		`{"content":[{"signature":"sig1","thinking":"hmm","type":"thinking"},{"id":"toolu_1","input":{"path":"a"},"name":"read","type":"tool_use"},{"id":"toolu_2","input":{"path":"b"},"name":"read","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":[{"text":"A","type":"text"}],"tool_use_id":"toolu_1","type":"tool_result"},{"cache_control":{"type":"ephemeral"},"content":[{"text":"no such file","type":"text"}],"is_error":true,"tool_use_id":"toolu_2","type":"tool_result"}],"role":"user"}],` +
+		`"metadata":{"user_id":"u1"},"model":"claude-sonnet-4-5","stream":true,` +
+		`"system":[{"cache_control":{"type":"ephemeral"},"text":"sys","type":"text"}],` +
+		`"thinking":{"budget_tokens":10240,"type":"enabled"},` +
+		`"tools":[{"description":"read a file","input_schema":{"additionalProperties":false,"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"},"name":"read"}]}`
+	if g := ssetest.JSON(got.Body); g != want {
+		t.Errorf("request body:\n got %s\nwant %s", g, want)
+	}
+}
