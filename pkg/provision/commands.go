@@ -1,0 +1,54 @@
+package provision
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultPartitions is the number of partitions sessions are spread over for
+// ownership. It is fixed when the streams are created.
+const DefaultPartitions = 32
+
+// CommandsStream configures CAIRN_COMMANDS. Clients publish on
+// cairn.cmd.<sid>; the stream stores each command as cairn.cmd.<p>.<sid>,
+// where p is the session's partition computed by the server
+// ({{partition(n,1)}}), so the owner of a partition reads exactly its
+// sessions' commands in order with one filtered consumer.
+func CommandsStream(n events.Names, partitions, replicas int, maxAge time.Duration) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        n.CommandsStream(),
+		Description: "Cairn client commands, stored by partition",
+		Subjects:    []string{n.AllCommands()},
+		SubjectTransform: &jetstream.SubjectTransformConfig{
+			Source:      n.AllCommands(),
+			Destination: fmt.Sprintf("%s.cmd.{{partition(%d,1)}}.{{wildcard(1)}}", prefix(n), partitions),
+		},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		MaxAge:      maxAge,
+		Replicas:    replicas,
+		AllowDirect: true,
+		Duplicates:  2 * time.Minute,
+	}
+}
+
+// PartitionCommands is the filter of partition p's stored commands.
+func PartitionCommands(n events.Names, p int) string {
+	return fmt.Sprintf("%s.cmd.%d.*", prefix(n), p)
+}
+
+// StoredCommandSubject is the subject a command of session sid in partition
+// p is stored under.
+func StoredCommandSubject(n events.Names, p int, sid string) string {
+	return fmt.Sprintf("%s.cmd.%d.%s", prefix(n), p, sid)
+}
+
+func prefix(n events.Names) string {
+	if n.Prefix == "" {
+		return events.DefaultPrefix
+	}
+	return n.Prefix
+}
