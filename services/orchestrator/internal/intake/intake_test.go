@@ -179,4 +179,3 @@ func TestInvalidCommandIsDeliveredWithError(t *testing.T) {
 		t.Fatalf("got %+v, want a decode error for session s1", c)
 	}
 }
-
