@@ -48,7 +48,7 @@ func newRoot(e *env) *cobra.Command {
 		notBuilt("toolrunner", "run a tool worker", "the toolrunner"),
 		notBuilt("compactor", "run a compaction worker", "the compactor"),
 		newProjectorCmd(),
-		notBuilt("gateway", "run the HTTP gateway", "the gateway"),
+		newGatewayCmd(e),
 		newSessionCmd(),
 		notBuilt("prompt ID TEXT", "send a prompt and follow the live output", "the gateway"),
 		notBuilt("steer ID TEXT", "queue a steering message", "the gateway"),

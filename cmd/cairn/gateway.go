@@ -1,0 +1,50 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+
+	"github.com/cairn-agents/cairn/services/gateway"
+	"github.com/spf13/cobra"
+)
+
+func newGatewayCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "gateway",
+		Short: "run the HTTP gateway",
+		Args:  cobra.NoArgs,
+	}
+	natsURL := addNATSFlag(c)
+	addr := c.Flags().String("http", "127.0.0.1:8080", "HTTP listen address")
+	projector := c.Flags().String("projector", envOr("CAIRN_PROJECTOR", ""), "projector query URL; read queries are proxied there (env CAIRN_PROJECTOR)")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		var queries http.Handler
+		if *projector != "" {
+			u, err := url.Parse(*projector)
+			if err != nil || u.Scheme == "" || u.Host == "" {
+				return usagef("--projector: %q is not an http(s) URL", *projector)
+			}
+			queries = httputil.NewSingleHostReverseProxy(u)
+		}
+		nc, js, err := connectNATS(*natsURL, "cairn-gateway")
+		if err != nil {
+			return err
+		}
+		defer nc.Drain()
+		log := newLogger(e, "gateway")
+		g, err := gateway.New(gateway.Config{JetStream: js, Addr: *addr, Queries: queries, Logger: log})
+		if err != nil {
+			return err
+		}
+		log.Info("gateway listening", "addr", *addr)
+		return g.Run(cmd.Context())
+	}
+	return c
+}
+
+// newLogger returns the JSON logger of a service.
+func newLogger(e *env, service string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("service", service)
+}
