@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
+)
+
+// call is one tool call of a batch on its way through the pipeline.
+type call struct {
+	block  events.Block
+	tool   tool.Tool
+	args   json.RawMessage
+	result tool.Result
+	ready  bool // result is final (no execution needed or done)
+
+	mu   sync.Mutex // guards done against late updates
+	done bool
+}
+
+// runTools runs the tool calls of msg and records their results in call
+// order. It reports whether every result asks the run to stop.
+func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Message, bool) {
+	blocks := msg.ToolCalls()
+	if len(blocks) == 0 {
+		return nil, false
+	}
+	calls := make([]call, len(blocks))
+	for i := range blocks {
+		calls[i].block = blocks[i]
+	}
+	if msg.StopReason == events.StopLength {
+		for i := range calls {
+			c := &calls[i]
+			r.startEvent(c)
+			c.result = tool.Error(fmt.Sprintf("Tool call %q was not run: the reply hit the output token limit, so its arguments may be cut off. Call the tool again with complete arguments.", c.block.Name))
+			r.finish(c)
+		}
+		return r.record(calls), false
+	}
+
+	sequential := false
+	for i := range calls {
+		if t := r.find(calls[i].block.Name); t != nil && t.Spec().Mode == events.Sequential {
+			sequential = true
+			break
+		}
+	}
+	if sequential {
+		for i := range calls {
+			c := &calls[i]
+			r.startEvent(c)
+			r.prepare(ctx, c)
+			if !c.ready {
+				r.execute(ctx, c)
+			}
+			r.finish(c)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			c := &calls[i]
+			r.startEvent(c)
+			r.prepare(ctx, c)
+			if c.ready {
+				r.finish(c)
+				continue
+			}
+			wg.Go(func() {
+				r.execute(ctx, c)
+				r.finish(c)
+			})
+		}
+		wg.Wait()
+	}
+	results := r.record(calls)
+	terminate := true
+	for i := range calls {
+		terminate = terminate && calls[i].result.Terminate
+	}
+	return results, terminate
+}
+
+func (r *run) find(name string) tool.Tool {
+	for i := range r.specs {
+		if r.specs[i].Name == name {
+			return r.c.Tools[i]
+		}
+	}
+	return nil
+}
+
+func (r *run) startEvent(c *call) {
+	r.emit(events.Event{Type: events.EvToolExecutionStart, ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.block.Arguments})
+}
+
+// prepare finds the tool, prepares and validates the arguments and asks the
+// tool_call hooks. A call that must not run gets its final result here.
+func (r *run) prepare(ctx context.Context, c *call) {
+	fail := func(s string) { c.result, c.ready = tool.Error(s), true }
+	c.tool = r.find(c.block.Name)
+	if c.tool == nil {
+		fail("Tool " + c.block.Name + " not found")
+		return
+	}
+	c.args = c.block.Arguments
+	if p, ok := c.tool.(ArgumentPreparer); ok {
+		args, err := prepareArgs(p, c.args)
+		if err != nil {
+			fail(fmt.Sprintf("Invalid arguments for tool %s: %v", c.block.Name, err))
+			return
+		}
+		c.args = args
+	}
+	if err := r.validator.Validate(c.tool.Spec(), c.args); err != nil {
+		fail(err.Error())
+		return
+	}
+	if block, reason := hook.ToolCall(ctx, r.cfg.Hooks, hook.ToolCallEvent{ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args}); block {
+		fail(reason)
+	}
+}
+
+func prepareArgs(p ArgumentPreparer, args json.RawMessage) (out json.RawMessage, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("preparing arguments panicked: %v", v)
+		}
+	}()
+	return p.PrepareArguments(args)
+}
+
+// execute runs a prepared call and lets the tool_result hooks patch it.
+func (r *run) execute(ctx context.Context, c *call) {
+	if ctx.Err() != nil {
+		c.result = tool.Error("Tool call " + c.block.Name + " was not run: the run was aborted")
+		return
+	}
+	onUpdate := func(p tool.Result) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.done {
+			return
+		}
+		partial := resultMessage(c, p)
+		r.emit(events.Event{Type: events.EvToolExecutionUpdate, ToolCallID: c.block.ID, ToolName: c.block.Name, Partial: &partial})
+	}
+	res, err := runTool(ctx, c.tool, tool.Call{ID: c.block.ID, Name: c.block.Name, Arguments: c.args, SessionID: r.cfg.SessionID, Workspace: r.cfg.Workspace}, onUpdate)
+	if err != nil {
+		res = tool.Error(err.Error())
+	}
+	if r.cfg.Hooks.Has(hook.ToolResultEvent{}.Name()) {
+		ev := hook.ToolResult(ctx, r.cfg.Hooks, hook.ToolResultEvent{
+			ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args,
+			Content: res.Content, Details: res.Details, IsError: res.IsError, Terminate: res.Terminate,
+		})
+		res = tool.Result{Content: ev.Content, Details: ev.Details, IsError: ev.IsError, Terminate: ev.Terminate}
+	}
+	c.result = res
+}
+
+func runTool(ctx context.Context, t tool.Tool, tc tool.Call, onUpdate func(tool.Result)) (res tool.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("tool %s panicked: %v", tc.Name, v)
+		}
+	}()
+	return t.Execute(ctx, tc, onUpdate)
+}
+
+// finish closes the call to updates and reports its end.
+func (r *run) finish(c *call) {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
+	msg := resultMessage(c, c.result)
+	r.emit(events.Event{Type: events.EvToolExecutionEnd, ToolCallID: c.block.ID, ToolName: c.block.Name, Result: &msg, IsError: msg.IsError})
+}
+
+// record adds the results to the context in call order.
+func (r *run) record(calls []call) []events.Message {
+	results := make([]events.Message, len(calls))
+	for i := range calls {
+		results[i] = stamp(resultMessage(&calls[i], calls[i].result))
+		r.add(results[i])
+	}
+	return results
+}
+
+func resultMessage(c *call, res tool.Result) events.Message {
+	return events.Message{
+		Role:       events.RoleToolResult,
+		ToolCallID: c.block.ID,
+		ToolName:   c.block.Name,
+		Content:    events.Content{Blocks: res.Content},
+		Details:    res.Details,
+		IsError:    res.IsError,
+	}
+}
