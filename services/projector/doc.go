@@ -1,4 +1,42 @@
-// Package projector will reduce the session log into Pebble read models and
-// answer queries over them; every model is rebuildable from the log (DESIGN §6).
-// It is not built yet: `cairn projector` says so and exits 1.
+// Package projector reduces the session log (stream CAIRN_SESSIONS) into read
+// models in one Pebble database and answers queries over them (DESIGN §6–7).
+// Every model can be rebuilt from the log: [Rebuild] recreates them from
+// sequence 1 and gives, key for key, what the live projector holds at the
+// same sequence. The key layout is in docs/read-models.md; the queries in
+// docs/api/projector-queries.md.
+//
+// A [Projector] is built with [New] from a [Config] and runs with
+// [Projector.Run]; [Projector.Handler] serves the queries (the gateway mounts
+// it) and [Projector.OpsHandler] adds /healthz, /readyz and /metrics.
+//
+// # Ordering
+//
+// One durable pull consumer delivers entries in stream order. They are applied
+// in that order, in batches of up to Config.BatchSize: a batch takes what has
+// arrived, so under light load entries are applied one by one and under heavy
+// load in full batches.
+//
+// # Durability
+//
+// Each batch is one Pebble batch holding the models' changes and the stream
+// sequence of its last entry: after any crash the database holds every batch
+// up to some point and nothing of the ones after. On start the projector reads
+// that sequence and resumes after it; if the consumer's state disagrees (it
+// acknowledged more than the database holds) the consumer is recreated at the
+// right sequence. Entries at or below the applied sequence are ignored, so a
+// redelivery is never applied twice. Batches are committed without fsync:
+// the log is the source of truth, so losing the last batches to a machine
+// crash only means applying them again.
+//
+// # Concurrency
+//
+// Run must be called once. Handlers are safe for concurrent use while Run
+// runs; each query reads one consistent snapshot of the database.
+//
+// # Errors
+//
+// Run returns when its context ends (with nil) or on an error of NATS or
+// Pebble it cannot get past. An entry that does not decode does not stop the
+// projector: it is recorded under bad/ and counted in
+// cairn_projector_bad_entries_total.
 package projector

@@ -1,0 +1,264 @@
+package projector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/services/projector/internal/store"
+)
+
+// Query limits.
+const (
+	DefaultSessionsLimit = 50
+	MaxSessionsLimit     = 1000
+	DefaultEntriesLimit  = 1000
+	MaxEntriesLimit      = 10000
+	DefaultAuditLimit    = 100
+	MaxAuditLimit        = 1000
+)
+
+// Handler serves the read-model queries of docs/api/projector-queries.md
+// under /v1/. The gateway mounts it as is.
+func (p *Projector) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/sessions", get(p.listSessions))
+	mux.HandleFunc("/v1/sessions/{id}", get(p.session))
+	mux.HandleFunc("/v1/sessions/{id}/tree", get(p.tree))
+	mux.HandleFunc("/v1/sessions/{id}/entries", get(p.entries))
+	mux.HandleFunc("/v1/audit/tool-calls", get(p.audit))
+	mux.HandleFunc("/v1/usage", get(p.usage))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no query at %s", r.URL.Path))
+	})
+	return mux
+}
+
+func get(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
+			return
+		}
+		if err := h(w, r); err != nil {
+			writeErr(w, err)
+		}
+	}
+}
+
+func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
+	q := parseParams(r.URL.RawQuery, "limit", "cursor")
+	limit := q.intRange("limit", DefaultSessionsLimit, 1, MaxSessionsLimit)
+	cursor := q.nonEmpty("cursor")
+	if q.err != nil {
+		return q.err
+	}
+	list, next, err := p.db.Sessions(limit, cursor)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, struct {
+		Sessions   []Summary `json:"sessions"`
+		NextCursor string    `json:"nextCursor,omitempty"`
+	}{list, next})
+	return nil
+}
+
+func (p *Projector) session(w http.ResponseWriter, r *http.Request) error {
+	sid, err := sessionID(r)
+	if err != nil {
+		return err
+	}
+	if q := parseParams(r.URL.RawQuery); q.err != nil {
+		return q.err
+	}
+	s, err := p.db.Session(sid)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, s)
+	return nil
+}
+
+func (p *Projector) tree(w http.ResponseWriter, r *http.Request) error {
+	sid, err := sessionID(r)
+	if err != nil {
+		return err
+	}
+	if q := parseParams(r.URL.RawQuery); q.err != nil {
+		return q.err
+	}
+	t, err := p.db.Tree(sid)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, t)
+	return nil
+}
+
+func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
+	sid, err := sessionID(r)
+	if err != nil {
+		return err
+	}
+	q := parseParams(r.URL.RawQuery, "after", "limit", "format")
+	after := q.nonEmpty("after")
+	limit := q.intRange("limit", DefaultEntriesLimit, 1, MaxEntriesLimit)
+	format := q.oneOf("format", "json", "json", "jsonl")
+	if q.err != nil {
+		return q.err
+	}
+	afterSeq, err := p.resolveAfter(sid, after)
+	if err != nil {
+		return err
+	}
+	n := 0
+	start := func() {
+		if format == "jsonl" {
+			w.Header().Set("Content-Type", "application/jsonl")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("["))
+		}
+	}
+	err = p.db.Entries(sid, afterSeq, limit, func(seq uint64, data []byte) error {
+		if n == 0 {
+			start()
+		} else if format == "json" {
+			w.Write([]byte(","))
+		}
+		n++
+		fmt.Fprintf(w, `{"seq":%d,"entry":%s}`, seq, data)
+		if format == "jsonl" {
+			w.Write([]byte("\n"))
+		}
+		return nil
+	})
+	if err != nil && n == 0 {
+		return err
+	}
+	if n == 0 {
+		start()
+	}
+	if format == "json" {
+		w.Write([]byte("]\n"))
+	}
+	return nil
+}
+
+// resolveAfter turns `after` into a stream sequence: an entry id of the
+// session if there is one by that name, else a decimal stream sequence.
+func (p *Projector) resolveAfter(sid, after string) (uint64, error) {
+	if after == "" {
+		return 0, nil
+	}
+	if events.ValidateEntryID(after) != nil {
+		return 0, &paramError{"after", fmt.Sprintf("must be an entry id or a stream sequence, got %q", after)}
+	}
+	seq, err := p.db.EntrySeq(sid, after)
+	if err == nil {
+		return seq, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	if n, perr := strconv.ParseUint(after, 10, 64); perr == nil {
+		return n, nil
+	}
+	return 0, err
+}
+
+func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
+	q := parseParams(r.URL.RawQuery, "tool", "session", "since", "until", "outcome", "minDuration", "limit", "cursor")
+	f := store.AuditFilter{
+		Tool:        q.nonEmpty("tool"),
+		Session:     q.nonEmpty("session"),
+		Since:       q.time("since"),
+		Until:       q.time("until"),
+		Outcome:     q.oneOf("outcome", "", OutcomePending, OutcomeOK, OutcomeError, OutcomeInterrupted),
+		MinDuration: q.duration("minDuration"),
+		Limit:       q.intRange("limit", DefaultAuditLimit, 1, MaxAuditLimit),
+		Cursor:      q.nonEmpty("cursor"),
+	}
+	if f.Session != "" && events.ValidateSessionID(f.Session) != nil {
+		q.fail("session", "%v", events.ValidateSessionID(f.Session))
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		q.fail("until", "must be after since (%s), got %s", q.str("since"), q.str("until"))
+	}
+	if q.err != nil {
+		return q.err
+	}
+	calls, next, err := p.db.ToolCalls(f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, struct {
+		ToolCalls  []ToolCall `json:"toolCalls"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{calls, next})
+	return nil
+}
+
+func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
+	q := parseParams(r.URL.RawQuery, "since", "until", "model")
+	f := store.UsageFilter{Since: q.day("since"), Until: q.day("until"), Model: q.nonEmpty("model")}
+	if f.Since != "" && f.Until != "" && f.Until < f.Since {
+		q.fail("until", "must not be before since (%s), got %s", f.Since, f.Until)
+	}
+	if q.err != nil {
+		return q.err
+	}
+	rows, total, truncated, err := p.db.Usage(f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, struct {
+		Usage     []Usage `json:"usage"`
+		Total     Usage   `json:"total"`
+		Truncated bool    `json:"truncated,omitempty"`
+	}{rows, total, truncated})
+	return nil
+}
+
+func sessionID(r *http.Request) (string, error) {
+	sid := r.PathValue("id")
+	if err := events.ValidateSessionID(sid); err != nil {
+		return "", &paramError{"id", err.Error()}
+	}
+	return sid, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	var pe *paramError
+	var ie *store.InvalidError
+	switch {
+	case errors.As(err, &pe):
+		writeError(w, http.StatusBadRequest, "invalid_parameter", pe.Error())
+	case errors.As(err, &ie):
+		writeError(w, http.StatusBadRequest, "invalid_parameter", ie.Error())
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+// project applies one decoded entry of session sid. The rules are those of
+// docs/read-models.md; keep the two in step.
+func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte) error {
+	st, err := w.summary(sid)
+	if err != nil {
+		return err
+	}
+	s := st.s
+	ms := parseMs(e.Timestamp)
+	if s.Entries == 0 {
+		s.FirstSeq = seq
+		s.Created = e.Timestamp
+	}
+	s.Entries++
+	s.LastSeq = seq
+	s.LastActivity = e.Timestamp
+	s.activityMs = ms
+	if err := w.b.Set([]byte(entryKey(sid, seq)), data, nil); err != nil {
+		return err
+	}
+
+	if e.Type == events.EntrySession {
+		s.Created = e.Timestamp
+		s.Model = e.Model
+		s.ThinkingLevel = e.ThinkingLevel
+		s.Workspace = e.Cwd
+		s.ParentSession = e.ParentSession
+		s.Tenant = e.Tenant
+		return nil
+	}
+
+	// Every other entry is a node of the tree.
+	ek := entryIDKey(sid, e.ID)
+	w.eids[ek] = seq
+	if err := w.b.Set([]byte(ek), []byte(hex16(seq)), nil); err != nil {
+		return err
+	}
+	n := &Node{Seq: seq, ID: e.ID, ParentID: e.ParentID, Type: e.Type, Timestamp: e.Timestamp}
+	if e.Message != nil {
+		n.Role = e.Message.Role
+	}
+	w.nodes[nodeKey(sid, seq)] = n
+
+	if e.Type == events.EntryLeaf {
+		s.Leaf = cloneStr(e.TargetID)
+	} else {
+		s.Leaf = cloneStr(&e.ID)
+	}
+
+	switch e.Type {
+	case events.EntryModelChange:
+		s.Model = e.Provider + "/" + e.ModelID
+	case events.EntryThinkingLevelChange:
+		s.ThinkingLevel = e.ThinkingLevel
+	case events.EntrySessionInfo:
+		s.Name = e.Name
+	case events.EntryLabel:
+		if e.TargetID != nil {
+			t, err := w.node(sid, *e.TargetID)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				t.Label = e.Label
+			}
+		}
+	case events.EntryTurnInterrupted:
+		s.Status = StatusIdle
+		return w.interrupt(s, e.Timestamp, ms)
+	case events.EntryMessage:
+		s.Messages++
+		return w.message(s, seq, e)
+	}
+	return nil
+}
+
+func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
+	m := e.Message
+	ts, ms := e.Timestamp, parseMs(e.Timestamp)
+	if m.Timestamp != 0 {
+		ms = m.Timestamp
+		ts = events.FormatTime(time.UnixMilli(ms))
+	}
+	switch m.Role {
+	case events.RoleUser:
+		s.Status = StatusRunning
+	case events.RoleToolResult:
+		s.Status = StatusRunning
+		return w.result(s, seq, e.ID, m, ts, ms)
+	case events.RoleAssistant:
+		if err := w.assistantUsage(s, m, ms); err != nil {
+			return err
+		}
+		for _, b := range m.ToolCalls() {
+			s.ToolCalls++
+			c := &ToolCall{
+				Session: s.ID, ID: b.ID, Tool: b.Name, ArgsDigest: argsDigest(b.Arguments),
+				Outcome: OutcomePending, Started: ts, StartedMs: ms, EntryID: e.ID, Seq: seq,
+			}
+			if old, err := w.call(s.ID, b.ID); err != nil {
+				return err
+			} else if old != nil {
+				// A reused call id: the record follows the latest call; its
+				// index keys stay those of the first.
+				w.calls[callKey(s.ID, b.ID)].c = c
+			} else {
+				w.addCall(c)
+			}
+			if !slices.Contains(s.Pending, b.ID) {
+				s.Pending = append(s.Pending, b.ID)
+			}
+		}
+		switch m.StopReason {
+		case events.StopToolUse:
+			s.Status = StatusRunning
+		case events.StopAborted:
+			s.Status = StatusIdle
+			return w.interrupt(s, ts, ms)
+		default: // stop, length, error
+			s.Status = StatusIdle
+		}
+	}
+	return nil
+}
+
+func (w *Writer) assistantUsage(s *Summary, m *events.Message, ms int64) error {
+	u := m.Usage
+	if u == nil {
+		u = &events.Usage{}
+	}
+	addTokens(&s.Tokens, u)
+	s.Cost += u.Cost.Total
+	model := m.Model
+	if m.Provider != "" && m.Model != "" {
+		model = m.Provider + "/" + m.Model
+	}
+	if model == "" {
+		model = s.Model
+	}
+	if model == "" {
+		model = "unknown"
+	}
+	day := time.UnixMilli(ms).UTC().Format(time.DateOnly)
+	agg, err := w.usageOf(day, model)
+	if err != nil {
+		return err
+	}
+	agg.Calls++
+	addTokens(&agg.Tokens, u)
+	agg.Cost += u.Cost.Total
+	return nil
+}
+
+func addTokens(t *Tokens, u *events.Usage) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+	t.Total += u.TotalTokens
+}
+
+func (w *Writer) result(s *Summary, seq uint64, entryID string, m *events.Message, ts string, ms int64) error {
+	cs, err := w.call(s.ID, m.ToolCallID)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		// A result without a recorded call: audit it from the result alone.
+		c := &ToolCall{Session: s.ID, ID: m.ToolCallID, Tool: m.ToolName, Started: ts, StartedMs: ms, Seq: seq}
+		w.addCall(c)
+		cs = w.calls[callKey(s.ID, c.ID)]
+	}
+	c := cs.c
+	c.Outcome = OutcomeOK
+	if m.IsError {
+		c.Outcome = OutcomeError
+	}
+	c.Ended = ts
+	c.DurationMs = max(ms-c.StartedMs, 0)
+	c.ResultID = entryID
+	s.Pending = slices.DeleteFunc(s.Pending, func(id string) bool { return id == m.ToolCallID })
+	if len(s.Pending) == 0 {
+		s.Pending = nil
+	}
+	return nil
+}
+
+// interrupt marks the session's pending tool calls interrupted at ts.
+func (w *Writer) interrupt(s *Summary, ts string, ms int64) error {
+	for _, id := range s.Pending {
+		cs, err := w.call(s.ID, id)
+		if err != nil {
+			return err
+		}
+		if cs == nil || cs.c.Outcome != OutcomePending {
+			continue
+		}
+		cs.c.Outcome = OutcomeInterrupted
+		cs.c.Ended = ts
+		cs.c.DurationMs = max(ms-cs.c.StartedMs, 0)
+	}
+	s.Pending = nil
+	return nil
+}
+
+func argsDigest(args json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err != nil {
+		buf.Reset()
+		buf.Write(args)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func cloneStr(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	s := *p
+	return &s
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"strings"
+	"time"
+)
+
+// AuditFilter selects tool calls. Zero fields do not filter.
+type AuditFilter struct {
+	Tool        string
+	Session     string
+	Since       time.Time // calls started at or after
+	Until       time.Time // calls started before
+	Outcome     string
+	MinDuration time.Duration
+	Limit       int    // required, > 0
+	Cursor      string // from a previous page of the same query
+}
+
+// maxScan bounds the index keys one audit page reads, so a filter that
+// matches little cannot make one request scan everything; a page may then
+// hold fewer than Limit calls and still carry a cursor.
+const maxScan = 10000
+
+// ToolCalls returns tool calls matching f in order of their start time, and
+// the cursor of the next page ("" at the end). It reads the by-session index
+// when f.Session is set, else the by-tool index when f.Tool is set, else the
+// by-time index.
+func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
+	var prefix, kind string
+	switch {
+	case f.Session != "":
+		prefix, kind = pBySession+f.Session+"/", "as"
+	case f.Tool != "":
+		prefix, kind = pByTool+f.Tool+"\x00", "at"
+	default:
+		prefix, kind = pByTime, "aT"
+	}
+	lower := []byte(prefix)
+	if !f.Since.IsZero() {
+		lower = []byte(prefix + msKey(f.Since.UnixMilli()))
+	}
+	upper := prefixEnd(prefix)
+	if !f.Until.IsZero() {
+		upper = []byte(prefix + msKey(f.Until.UnixMilli()))
+	}
+	if f.Cursor != "" {
+		k, err := decodeCursor(f.Cursor, kind)
+		if err != nil {
+			return nil, "", err
+		}
+		if !strings.HasPrefix(k, prefix) {
+			return nil, "", &InvalidError{"cursor", "belongs to a query with other filters"}
+		}
+		if c := append([]byte(k), 0); string(c) > string(lower) {
+			lower = c
+		}
+	}
+	r := d.read()
+	defer r.close()
+	it, err := r.iter(lower, upper)
+	if err != nil {
+		return nil, "", err
+	}
+	defer it.Close()
+	out := []ToolCall{}
+	scanned := 0
+	var last string
+	for ok := it.First(); ok; ok = it.Next() {
+		if len(out) == f.Limit || scanned == maxScan {
+			return out, encodeCursor(kind, last), nil
+		}
+		scanned++
+		last = string(it.Key())
+		sid, id, ok := parseCallIndex(kind, f.Session, strings.TrimPrefix(string(it.Key()), prefix))
+		if !ok {
+			continue
+		}
+		var c ToolCall
+		found, err := r.getJSON(callKey(sid, id), &c)
+		if err != nil {
+			return nil, "", err
+		}
+		if !found || !f.match(&c) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, "", it.Error()
+}
+
+func (f *AuditFilter) match(c *ToolCall) bool {
+	return (f.Tool == "" || c.Tool == f.Tool) &&
+		(f.Session == "" || c.Session == f.Session) &&
+		(f.Outcome == "" || c.Outcome == f.Outcome) &&
+		(f.MinDuration == 0 || time.Duration(c.DurationMs)*time.Millisecond >= f.MinDuration)
+}
+
+// parseCallIndex splits the part of an index key after its prefix:
+// "<ms>/<call id>" for the session index, "<ms>/<sid>/<call id>" otherwise.
+func parseCallIndex(kind, sid, rest string) (string, string, bool) {
+	if len(rest) < 18 || rest[16] != '/' {
+		return "", "", false
+	}
+	rest = rest[17:]
+	if kind == "as" {
+		return sid, rest, true
+	}
+	s, id, ok := strings.Cut(rest, "/")
+	return s, id, ok
+}

@@ -1,0 +1,103 @@
+package store
+
+// Session statuses (DESIGN §4): what the API reports.
+const (
+	StatusIdle    = "idle"
+	StatusRunning = "running"
+)
+
+// Tool-call outcomes.
+const (
+	OutcomePending     = "pending"     // called, no result yet
+	OutcomeOK          = "ok"          // a result with isError false
+	OutcomeError       = "error"       // a result with isError true
+	OutcomeInterrupted = "interrupted" // the turn ended (aborted, interrupted) before a result
+)
+
+// ValidOutcome reports whether s names an outcome.
+func ValidOutcome(s string) bool {
+	switch s {
+	case OutcomePending, OutcomeOK, OutcomeError, OutcomeInterrupted:
+		return true
+	}
+	return false
+}
+
+// Tokens counts tokens over many model calls.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cacheRead"`
+	CacheWrite int64 `json:"cacheWrite"`
+	Total      int64 `json:"total"`
+}
+
+// Summary is the read model of one session (key s/<sid>).
+type Summary struct {
+	ID            string  `json:"id"`
+	Status        string  `json:"status"`
+	Leaf          *string `json:"leaf"`
+	Model         string  `json:"model,omitempty"`
+	ThinkingLevel string  `json:"thinkingLevel,omitempty"`
+	Name          string  `json:"name,omitempty"`
+	Workspace     string  `json:"workspace,omitempty"`
+	ParentSession string  `json:"parentSession,omitempty"`
+	Tenant        string  `json:"tenant,omitempty"`
+	Entries       int64   `json:"entries"`
+	Messages      int64   `json:"messages"`
+	ToolCalls     int64   `json:"toolCalls"`
+	Tokens        Tokens  `json:"tokens"`
+	Cost          float64 `json:"cost"`
+	Created       string  `json:"created"`
+	LastActivity  string  `json:"lastActivity"`
+	FirstSeq      uint64  `json:"firstSeq"`
+	LastSeq       uint64  `json:"lastSeq"`
+	// Pending lists tool calls of the current turn with no result yet.
+	Pending []string `json:"pendingToolCalls,omitempty"`
+
+	activityMs int64 // last activity in Unix ms, the index key's time
+}
+
+// Node is one entry of a session tree (key n/<sid>/<seq>).
+type Node struct {
+	Seq       uint64  `json:"seq"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Type      string  `json:"type"`
+	Role      string  `json:"role,omitempty"`
+	Timestamp string  `json:"timestamp"`
+	Label     string  `json:"label,omitempty"`
+}
+
+// ToolCall is the audit record of one tool call (key tc/<sid>/<call id>).
+type ToolCall struct {
+	Session    string `json:"session"`
+	ID         string `json:"id"`
+	Tool       string `json:"tool"`
+	ArgsDigest string `json:"argsDigest"` // sha256 of the arguments as logged, "sha256:<hex>"
+	Outcome    string `json:"outcome"`
+	Started    string `json:"started"` // when the assistant message asked for it
+	Ended      string `json:"ended,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	EntryID    string `json:"entryId"`                // the assistant message
+	ResultID   string `json:"resultEntryId,omitempty"` // the toolResult message
+	Seq        uint64 `json:"seq"`
+
+	StartedMs int64 `json:"startedMs"`
+}
+
+// Usage sums the model calls of one model on one day (key u/<day>/<model>).
+type Usage struct {
+	Day    string  `json:"day"`
+	Model  string  `json:"model"`
+	Calls  int64   `json:"calls"`
+	Tokens Tokens  `json:"tokens"`
+	Cost   float64 `json:"cost"`
+}
+
+// Bad records an entry the projector could not read (key bad/<seq>).
+type Bad struct {
+	Seq     uint64 `json:"seq"`
+	Subject string `json:"subject"`
+	Reason  string `json:"reason"`
+}

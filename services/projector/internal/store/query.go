@@ -1,0 +1,108 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ErrNotFound: no such session.
+var ErrNotFound = errors.New("not found")
+
+// InvalidError is a query argument the store refuses, such as a cursor that
+// does not belong to the query.
+type InvalidError struct {
+	Field   string
+	Problem string
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Problem }
+
+// reader is a consistent view of the database for one query.
+type reader struct {
+	s *pebble.Snapshot
+}
+
+func (d *DB) read() reader { return reader{s: d.db.NewSnapshot()} }
+
+func (r reader) close() { r.s.Close() }
+
+func (r reader) getJSON(key string, v any) (bool, error) {
+	b, c, err := r.s.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: get %q: %w", key, err)
+	}
+	defer c.Close()
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("store: decode %q: %w", key, err)
+	}
+	return true, nil
+}
+
+func (r reader) iter(lower, upper []byte) (*pebble.Iterator, error) {
+	return r.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+}
+
+// Session returns the summary of session sid.
+func (d *DB) Session(sid string) (Summary, error) {
+	r := d.read()
+	defer r.close()
+	return r.session(sid)
+}
+
+func (r reader) session(sid string) (Summary, error) {
+	var s Summary
+	found, err := r.getJSON(sessionKey(sid), &s)
+	if err != nil {
+		return Summary{}, err
+	}
+	if !found {
+		return Summary{}, fmt.Errorf("%w: session %q", ErrNotFound, sid)
+	}
+	return s, nil
+}
+
+// Sessions lists sessions, newest activity first, at most limit of them,
+// after cursor ("" = from the start). It returns the cursor of the next page,
+// "" at the end.
+func (d *DB) Sessions(limit int, cursor string) ([]Summary, string, error) {
+	lower := []byte(pActivity)
+	if cursor != "" {
+		k, err := decodeCursor(cursor, "s")
+		if err != nil {
+			return nil, "", err
+		}
+		if !strings.HasPrefix(k, pActivity) || len(k) < len(pActivity)+18 || k[len(pActivity)+16] != '/' {
+			return nil, "", &InvalidError{"cursor", "is not a sessions cursor"}
+		}
+		lower = append([]byte(k), 0)
+	}
+	r := d.read()
+	defer r.close()
+	it, err := r.iter(lower, prefixEnd(pActivity))
+	if err != nil {
+		return nil, "", err
+	}
+	defer it.Close()
+	out := []Summary{}
+	var last string
+	for ok := it.First(); ok; ok = it.Next() {
+		if len(out) == limit {
+			return out, encodeCursor("s", last), nil // more follow
+		}
+		last = string(it.Key())
+		sid := last[len(pActivity)+17:]
+		s, err := r.session(sid)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, s)
+	}
+	return out, "", it.Error()
+}

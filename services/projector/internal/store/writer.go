@@ -1,0 +1,279 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+// Writer applies entries to the database in batches. Models read and changed
+// by the entries of one batch are kept decoded until Commit writes them.
+type Writer struct {
+	d       *DB
+	b       *pebble.Batch
+	applied uint64 // last committed sequence
+	last    uint64 // last sequence in the open batch
+	n       int    // entries in the open batch
+	bads    uint64 // entries recorded under bad/ by this writer
+
+	sums  map[string]*sumState
+	calls map[string]*callState
+	nodes map[string]*Node
+	usage map[string]*Usage
+	eids  map[string]uint64 // ei key -> seq, written in this batch
+}
+
+type sumState struct {
+	s       *Summary
+	origIdx string // activity index key in the database ("" = none)
+}
+
+type callState struct {
+	c   *ToolCall
+	new bool // indexes not yet written
+}
+
+// NewWriter returns a writer continuing after the database's applied sequence.
+func (d *DB) NewWriter() (*Writer, error) {
+	applied, err := d.Applied()
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{d: d, applied: applied, last: applied}
+	w.reset()
+	return w, nil
+}
+
+func (w *Writer) reset() {
+	w.b = w.d.db.NewBatch()
+	w.n = 0
+	w.sums = map[string]*sumState{}
+	w.calls = map[string]*callState{}
+	w.nodes = map[string]*Node{}
+	w.usage = map[string]*Usage{}
+	w.eids = map[string]uint64{}
+}
+
+// Applied is the sequence of the last entry committed.
+func (w *Writer) Applied() uint64 { return w.applied }
+
+// Pending is the number of entries applied since the last commit.
+func (w *Writer) Pending() int { return w.n }
+
+// Apply projects the entry stored at stream sequence seq on subject. It
+// returns false, nil for a sequence already covered (a redelivery). An entry
+// that cannot be read is recorded under bad/ and is not an error.
+func (w *Writer) Apply(seq uint64, subject string, data []byte) (bool, error) {
+	if seq <= w.last {
+		return false, nil
+	}
+	w.last = seq
+	w.n++
+	sid, ok := events.SessionOf(subject)
+	if !ok {
+		return true, w.bad(seq, subject, "subject has no valid session id")
+	}
+	e, err := events.DecodeEntry(data)
+	if err != nil {
+		return true, w.bad(seq, subject, "entry does not decode: "+err.Error())
+	}
+	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+		return true, w.bad(seq, subject, "timestamp: "+err.Error())
+	}
+	return true, w.project(seq, sid, &e, data)
+}
+
+// Bad is the number of entries this writer recorded as unreadable.
+func (w *Writer) Bad() uint64 { return w.bads }
+
+func (w *Writer) bad(seq uint64, subject, reason string) error {
+	w.bads++
+	v, err := json.Marshal(Bad{Seq: seq, Subject: subject, Reason: reason})
+	if err != nil {
+		return err
+	}
+	return w.b.Set([]byte(badKey(seq)), v, nil)
+}
+
+// Commit writes the open batch with the applied sequence, without fsync.
+// Committing an empty batch does nothing.
+func (w *Writer) Commit() error {
+	if w.n == 0 {
+		return nil
+	}
+	for _, st := range w.sums {
+		if err := w.setJSON(sessionKey(st.s.ID), st.s); err != nil {
+			return err
+		}
+		idx := activityKey(st.s.activityMs, st.s.ID)
+		if idx != st.origIdx {
+			if st.origIdx != "" {
+				if err := w.b.Delete([]byte(st.origIdx), nil); err != nil {
+					return err
+				}
+			}
+			if err := w.b.Set([]byte(idx), nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for k, cs := range w.calls {
+		if err := w.setJSON(k, cs.c); err != nil {
+			return err
+		}
+		if cs.new {
+			c := cs.c
+			for _, ik := range []string{
+				byToolKey(c.Tool, c.StartedMs, c.Session, c.ID),
+				bySessionKey(c.Session, c.StartedMs, c.ID),
+				byTimeKey(c.StartedMs, c.Session, c.ID),
+			} {
+				if err := w.b.Set([]byte(ik), nil, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for k, n := range w.nodes {
+		if err := w.setJSON(k, n); err != nil {
+			return err
+		}
+	}
+	for k, u := range w.usage {
+		if err := w.setJSON(k, u); err != nil {
+			return err
+		}
+	}
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], w.last)
+	if err := w.b.Set([]byte(keyApplied), seq[:], nil); err != nil {
+		return err
+	}
+	if err := w.b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("store: commit through sequence %d: %w", w.last, err)
+	}
+	w.b.Close()
+	w.applied = w.last
+	w.reset()
+	return nil
+}
+
+// Close discards an uncommitted batch.
+func (w *Writer) Close() error { return w.b.Close() }
+
+func (w *Writer) setJSON(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %q: %w", key, err)
+	}
+	return w.b.Set([]byte(key), b, nil)
+}
+
+// getJSON decodes the value at key into v; false if there is none.
+func (w *Writer) getJSON(key string, v any) (bool, error) {
+	b, err := w.d.get([]byte(key))
+	if err != nil || b == nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("store: decode %q: %w", key, err)
+	}
+	return true, nil
+}
+
+// summary returns the session's summary, loading it or starting a new one.
+func (w *Writer) summary(sid string) (*sumState, error) {
+	if st, ok := w.sums[sid]; ok {
+		return st, nil
+	}
+	st := &sumState{s: &Summary{}}
+	found, err := w.getJSON(sessionKey(sid), st.s)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		st.s.activityMs = parseMs(st.s.LastActivity)
+		st.origIdx = activityKey(st.s.activityMs, sid)
+	} else {
+		st.s = &Summary{ID: sid, Status: StatusIdle}
+	}
+	w.sums[sid] = st
+	return st, nil
+}
+
+// call returns the audit record of a tool call, or nil.
+func (w *Writer) call(sid, id string) (*callState, error) {
+	k := callKey(sid, id)
+	if cs, ok := w.calls[k]; ok {
+		return cs, nil
+	}
+	c := new(ToolCall)
+	found, err := w.getJSON(k, c)
+	if err != nil || !found {
+		return nil, err
+	}
+	cs := &callState{c: c}
+	w.calls[k] = cs
+	return cs, nil
+}
+
+func (w *Writer) addCall(c *ToolCall) {
+	w.calls[callKey(c.Session, c.ID)] = &callState{c: c, new: true}
+}
+
+// node returns the tree node of entry id in session sid, or nil.
+func (w *Writer) node(sid, id string) (*Node, error) {
+	ek := entryIDKey(sid, id)
+	seq, ok := w.eids[ek]
+	if !ok {
+		v, err := w.d.get([]byte(ek))
+		if err != nil || v == nil {
+			return nil, err
+		}
+		s, ok := parseHex16(string(v))
+		if !ok {
+			return nil, fmt.Errorf("store: %q holds %q, not a sequence", ek, v)
+		}
+		seq = s
+	}
+	nk := nodeKey(sid, seq)
+	if n, ok := w.nodes[nk]; ok {
+		return n, nil
+	}
+	n := new(Node)
+	found, err := w.getJSON(nk, n)
+	if err != nil || !found {
+		return nil, err
+	}
+	w.nodes[nk] = n
+	return n, nil
+}
+
+func (w *Writer) usageOf(day, model string) (*Usage, error) {
+	k := usageKey(day, model)
+	if u, ok := w.usage[k]; ok {
+		return u, nil
+	}
+	u := new(Usage)
+	found, err := w.getJSON(k, u)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		u = &Usage{Day: day, Model: model}
+	}
+	w.usage[k] = u
+	return u, nil
+}
+
+func parseMs(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}

@@ -1,0 +1,46 @@
+package projector
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Readiness is the body of /readyz.
+type Readiness struct {
+	Status     string `json:"status"`     // "ready" or "starting"
+	Applied    uint64 `json:"applied"`    // last applied stream sequence
+	StreamLast uint64 `json:"streamLast"` // last stream sequence the projector knows of
+	LagEntries uint64 `json:"lagEntries"` // StreamLast - Applied
+}
+
+// Readiness reports the projector's position: ready once Run consumes.
+func (p *Projector) Readiness() Readiness {
+	r := Readiness{Status: "starting", Applied: p.prog.applied.Load(), StreamLast: p.prog.streamLast.Load(), LagEntries: p.prog.lag()}
+	if p.prog.running.Load() {
+		r.Status = "ready"
+	}
+	return r
+}
+
+// OpsHandler serves the queries (Handler) and /healthz, /readyz and
+// /metrics: what `cairn projector --http` listens with. /readyz answers 503
+// until the consumer runs; its lagEntries says how far behind the stream the
+// projector is (the stream's last sequence is refreshed every second).
+func (p *Projector) OpsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", p.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		r := p.Readiness()
+		if r.Status != "ready" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		writeJSON(w, r)
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(p.cfg.Registry, promhttp.HandlerOpts{}))
+	return mux
+}

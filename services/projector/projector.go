@@ -1,0 +1,192 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairn-agents/cairn/services/projector/internal/store"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Projector keeps the read models up to date with the log and serves them.
+type Projector struct {
+	cfg  Config
+	db   *store.DB
+	prog progress
+	m    *metrics
+}
+
+// New validates cfg and opens the database. Close releases it.
+func New(cfg Config) (*Projector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	db, err := store.Open(cfg.Dir, store.Options{FS: cfg.FS, MemTableSize: cfg.MemTableSize, Logger: pebbleLogger{cfg.Logger}})
+	if err != nil {
+		return nil, err
+	}
+	p := &Projector{cfg: cfg, db: db}
+	applied, err := db.Applied()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	p.prog.applied.Store(applied)
+	if p.m, err = newMetrics(cfg.Registry, &p.prog); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projector: register metrics: %w", err)
+	}
+	return p, nil
+}
+
+// Close closes the database. Call it after Run has returned.
+func (p *Projector) Close() error { return p.db.Close() }
+
+// Applied returns the stream sequence of the last applied entry.
+func (p *Projector) Applied() uint64 { return p.prog.applied.Load() }
+
+// Lag returns how many entries the projector knows the stream holds beyond
+// what it applied.
+func (p *Projector) Lag() uint64 { return p.prog.lag() }
+
+// Run consumes the log and applies it until ctx ends; it then returns nil
+// once the last batch is committed and the consumer stopped. It waits for the
+// sessions stream to exist.
+func (p *Projector) Run(ctx context.Context) error {
+	w, err := p.db.NewWriter()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	stream, err := p.waitStream(ctx)
+	if err != nil || stream == nil {
+		return err
+	}
+	cons, err := p.consumer(ctx, stream, w.Applied())
+	if err != nil {
+		return err
+	}
+	p.refresh(ctx, stream)
+
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	msgs := make(chan jetstream.Msg, 2*p.cfg.BatchSize)
+	cc, err := cons.Consume(feed(feedCtx, msgs),
+		jetstream.PullMaxMessages(2*p.cfg.BatchSize),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			p.cfg.Logger.Warn("projector: consume", "err", err)
+		}))
+	if err != nil {
+		stopFeed()
+		return fmt.Errorf("projector: consume: %w", err)
+	}
+	p.prog.running.Store(true)
+	pu := &pump{
+		w: w, batch: p.cfg.BatchSize, prog: &p.prog, m: p.m, ack: true,
+		tick: func(ctx context.Context) { p.refresh(ctx, stream) }, tickEvery: time.Second,
+	}
+	err = pu.run(ctx, msgs)
+	p.prog.running.Store(false)
+	stopFeed()
+	cc.Stop()
+	<-cc.Closed()
+	return err
+}
+
+// waitStream returns the sessions stream, waiting for it to be created; nil,
+// nil if ctx ends first.
+func (p *Projector) waitStream(ctx context.Context) (jetstream.Stream, error) {
+	name := p.cfg.names().SessionsStream()
+	logged := false
+	for {
+		s, err := p.cfg.JetStream.Stream(ctx, name)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNotFound) && ctx.Err() == nil {
+			return nil, fmt.Errorf("projector: stream %s: %w", name, err)
+		}
+		if !logged {
+			p.cfg.Logger.Info("projector: waiting for the sessions stream", "stream", name)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// consumer returns the durable consumer positioned right after applied. A
+// consumer whose acknowledged or delivered position differs from the
+// database's (the database lost unsynced batches, was rebuilt or replaced,
+// or messages were delivered and not acknowledged) is recreated: its position
+// must come from the database, never the other way round.
+func (p *Projector) consumer(ctx context.Context, s jetstream.Stream, applied uint64) (jetstream.Consumer, error) {
+	name := p.cfg.Durable
+	c, err := s.Consumer(ctx, name)
+	switch {
+	case err == nil:
+		ci := c.CachedInfo()
+		if ci.AckFloor.Stream == applied && ci.Delivered.Stream == applied && ci.Config.FilterSubject == p.cfg.names().AllSessions() {
+			return c, nil
+		}
+		p.cfg.Logger.Info("projector: recreating consumer at the database's position",
+			"consumer", name, "applied", applied, "ackFloor", ci.AckFloor.Stream, "delivered", ci.Delivered.Stream)
+		if err := s.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, fmt.Errorf("projector: delete consumer %s: %w", name, err)
+		}
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+	default:
+		return nil, fmt.Errorf("projector: consumer %s: %w", name, err)
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable:       name,
+		Description:   "Cairn projector: read models in Pebble",
+		FilterSubject: p.cfg.names().AllSessions(),
+		AckPolicy:     jetstream.AckAllPolicy,
+		MaxAckPending: 4 * p.cfg.BatchSize,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	if applied > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = applied + 1
+	}
+	c, err = s.CreateConsumer(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("projector: create consumer %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// refresh learns the stream's last sequence, so that lag shows entries not
+// yet delivered.
+func (p *Projector) refresh(ctx context.Context, s jetstream.Stream) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	info, err := s.Info(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.cfg.Logger.Warn("projector: stream info", "err", err)
+		}
+		return
+	}
+	p.prog.seen(info.State.LastSeq)
+}
+
+// pebbleLogger sends Pebble's messages to the projector's logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (l pebbleLogger) Infof(string, ...any) {}
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	l.l.Error("pebble: fatal: " + msg)
+	panic(msg) // Pebble requires Fatalf not to return
+}

@@ -1,0 +1,137 @@
+package projector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairn-agents/cairn/services/projector/internal/store"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pump applies delivered messages to a writer in batches: it blocks for one
+// message, takes whatever else has already arrived up to the batch size,
+// commits, then acknowledges the batch's last message.
+type pump struct {
+	w     *store.Writer
+	batch int
+	prog  *progress
+	m     *metrics // nil: no metrics (rebuild, replay)
+	ack   bool     // acknowledge (durable consumer with AckAll)
+
+	// stop, if set, is asked after each message whether the pump is done;
+	// beyond means the message lies past the end and is not applied.
+	stop func(msg jetstream.Msg, seq, pending uint64) (done, beyond bool)
+	// tick, if set, runs every tickEvery while the pump waits.
+	tick      func(ctx context.Context)
+	tickEvery time.Duration
+}
+
+// run applies messages until ctx ends (nil), stop says done (nil) or an error.
+func (p *pump) run(ctx context.Context, msgs <-chan jetstream.Msg) error {
+	var tickC <-chan time.Time
+	if p.tick != nil {
+		t := time.NewTicker(p.tickEvery)
+		defer t.Stop()
+		tickC = t.C
+	}
+	for {
+		var first jetstream.Msg
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tickC:
+			p.tick(ctx)
+			continue
+		case first = <-msgs:
+		}
+		last, done, err := p.fill(first, msgs)
+		if err != nil {
+			return err
+		}
+		if err := p.commit(last); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// fill applies first and then the messages already waiting, up to a batch.
+func (p *pump) fill(first jetstream.Msg, msgs <-chan jetstream.Msg) (last jetstream.Msg, done bool, err error) {
+	m := first
+	for n := 0; ; n++ {
+		done, beyond, err := p.apply(m)
+		if err != nil {
+			return last, false, err
+		}
+		if !beyond {
+			last = m
+		}
+		if done || n+1 >= p.batch {
+			return last, done, nil
+		}
+		select {
+		case m = <-msgs:
+		default:
+			return last, false, nil
+		}
+	}
+}
+
+func (p *pump) apply(msg jetstream.Msg) (done, beyond bool, err error) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		return false, false, fmt.Errorf("projector: message metadata: %w", err)
+	}
+	seq := meta.Sequence.Stream
+	p.prog.seen(seq + meta.NumPending)
+	if p.stop != nil {
+		done, beyond = p.stop(msg, seq, meta.NumPending)
+		if beyond {
+			return true, true, nil
+		}
+	}
+	bad := p.w.Bad()
+	applied, err := p.w.Apply(seq, msg.Subject(), msg.Data())
+	if err != nil {
+		return false, false, err
+	}
+	if p.m != nil {
+		if applied {
+			p.m.entries.Inc()
+		}
+		if p.w.Bad() > bad {
+			p.m.bad.Inc()
+		}
+	}
+	return done, false, nil
+}
+
+func (p *pump) commit(last jetstream.Msg) error {
+	n := p.w.Pending()
+	if err := p.w.Commit(); err != nil {
+		return err
+	}
+	p.prog.applied.Store(p.w.Applied())
+	if p.m != nil && n > 0 {
+		p.m.batches.Observe(float64(n))
+	}
+	if p.ack && last != nil {
+		// AckAll: acknowledging the last message covers the batch. A lost
+		// acknowledgement only means a redelivery, which Apply ignores.
+		_ = last.Ack()
+	}
+	return nil
+}
+
+// feed returns a message handler that forwards to msgs until ctx ends.
+func feed(ctx context.Context, msgs chan<- jetstream.Msg) jetstream.MessageHandler {
+	return func(m jetstream.Msg) {
+		select {
+		case msgs <- m:
+		case <-ctx.Done():
+		}
+	}
+}

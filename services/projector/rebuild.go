@@ -1,0 +1,115 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cairn-agents/cairn/services/projector/internal/store"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNotEmpty: Rebuild was given a directory that already holds files.
+var ErrNotEmpty = errors.New("projector: rebuild needs a new or empty directory")
+
+// RebuildResult says what a rebuild did.
+type RebuildResult struct {
+	Applied uint64       // last stream sequence applied
+	Digest  store.Digest // digest of the new database
+}
+
+// Rebuild recreates every read model from stream sequence 1 into a fresh
+// database in cfg.Dir (which must not exist or be empty), up to until (0 =
+// the stream's last sequence when the rebuild starts). The result is, key for
+// key, what a live projector holds once it has applied the same sequence.
+// It reads the log with an ordered consumer, not the durable one.
+func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return RebuildResult{}, err
+	}
+	cfg = cfg.withDefaults()
+	if cfg.FS == nil {
+		if ents, err := os.ReadDir(cfg.Dir); err == nil && len(ents) > 0 {
+			return RebuildResult{}, fmt.Errorf("%w: %s has %d entries", ErrNotEmpty, cfg.Dir, len(ents))
+		}
+	}
+	db, err := store.Open(cfg.Dir, store.Options{FS: cfg.FS, MemTableSize: cfg.MemTableSize, Logger: pebbleLogger{cfg.Logger}})
+	if err != nil {
+		return RebuildResult{}, err
+	}
+	defer db.Close()
+	if a, err := db.Applied(); err != nil || a != 0 {
+		return RebuildResult{}, errors.Join(err, fmt.Errorf("%w: %s already holds models through sequence %d", ErrNotEmpty, cfg.Dir, a))
+	}
+	w, err := db.NewWriter()
+	if err != nil {
+		return RebuildResult{}, err
+	}
+	defer w.Close()
+
+	name := cfg.names().SessionsStream()
+	stream, err := cfg.JetStream.Stream(ctx, name)
+	if err != nil {
+		return RebuildResult{}, fmt.Errorf("projector: stream %s: %w", name, err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return RebuildResult{}, fmt.Errorf("projector: stream %s: %w", name, err)
+	}
+	last := info.State.LastSeq
+	if until == 0 || until > last {
+		until = last
+	}
+	if until > 0 && info.State.Msgs > 0 {
+		if err := readLog(ctx, stream, cfg.names().AllSessions(), w, cfg.BatchSize, until); err != nil {
+			return RebuildResult{}, err
+		}
+	}
+	if err := db.Flush(); err != nil {
+		return RebuildResult{}, err
+	}
+	dg, err := db.Dump(nil)
+	if err != nil {
+		return RebuildResult{}, err
+	}
+	return RebuildResult{Applied: w.Applied(), Digest: dg}, nil
+}
+
+// readLog applies the messages of subject from sequence 1 through until to w
+// with an ordered consumer.
+func readLog(ctx context.Context, s jetstream.Stream, subject string, w *store.Writer, batch int, until uint64) error {
+	return readLogUntil(ctx, s, subject, w, batch, func(_ jetstream.Msg, seq, pending uint64) (bool, bool) {
+		if seq > until {
+			return true, true
+		}
+		return seq == until || pending == 0, false
+	})
+}
+
+// readLogUntil applies the messages of subject from sequence 1 to w until
+// stop says done.
+func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *store.Writer, batch int,
+	stop func(msg jetstream.Msg, seq, pending uint64) (done, beyond bool)) error {
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		return fmt.Errorf("projector: ordered consumer: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs := make(chan jetstream.Msg, 2*batch)
+	cc, err := cons.Consume(feed(ctx, msgs), jetstream.PullMaxMessages(2*batch))
+	if err != nil {
+		return fmt.Errorf("projector: consume: %w", err)
+	}
+	var prog progress
+	pu := &pump{w: w, batch: batch, prog: &prog, stop: stop}
+	err = pu.run(ctx, msgs)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	cancel()
+	cc.Stop()
+	<-cc.Closed()
+	return err
+}

@@ -1,0 +1,25 @@
+package projector
+
+import "github.com/cairn-agents/cairn/services/projector/internal/store"
+
+// The read models as queries return them (JSON field names are the API's).
+type (
+	Summary  = store.Summary
+	Tokens   = store.Tokens
+	Node     = store.Node
+	TreeNode = store.TreeNode
+	Tree     = store.Tree
+	ToolCall = store.ToolCall
+	Usage    = store.Usage
+	Digest   = store.Digest
+)
+
+// Session statuses and tool-call outcomes.
+const (
+	StatusIdle         = store.StatusIdle
+	StatusRunning      = store.StatusRunning
+	OutcomePending     = store.OutcomePending
+	OutcomeOK          = store.OutcomeOK
+	OutcomeError       = store.OutcomeError
+	OutcomeInterrupted = store.OutcomeInterrupted
+)
