@@ -79,7 +79,7 @@ type ToolCall struct {
 	Started    string `json:"started"` // when the assistant message asked for it
 	Ended      string `json:"ended,omitempty"`
 	DurationMs int64  `json:"durationMs"`
-	EntryID    string `json:"entryId"`                // the assistant message
+	EntryID    string `json:"entryId"`                 // the assistant message
 	ResultID   string `json:"resultEntryId,omitempty"` // the toolResult message
 	Seq        uint64 `json:"seq"`
 

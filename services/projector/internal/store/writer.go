@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Writer applies entries to the database in batches. Models read and changed
