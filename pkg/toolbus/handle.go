@@ -1,0 +1,123 @@
+package toolbus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// handle takes one call message to its single outcome: a stored result and an
+// ack, a hand-back (NAK), or a termination of a message that names no call.
+func (s *Server) handle(msg jetstream.Msg) {
+	var delivered uint64 = 1
+	if meta, err := msg.Metadata(); err == nil {
+		delivered = meta.NumDelivered
+	}
+	subjectTool := msg.Subject()[strings.LastIndexByte(msg.Subject(), '.')+1:]
+	call, err := events.DecodeToolCall(msg.Data())
+	if err == nil {
+		err = validateCallID(call.ToolCallID)
+	}
+	if err != nil {
+		s.refuse(msg, subjectTool, err)
+		return
+	}
+	log := s.log.With("session", call.SessionID, "toolCall", call.ToolCallID, "tool", call.Name, "delivery", delivered)
+	fail := func(format string, args ...any) {
+		s.finish(msg, call, tool.Error(fmt.Sprintf(format, args...)), 0, false)
+	}
+	if call.Name != subjectTool {
+		fail("tool call names tool %q but was published on %s, the subject of tool %q", call.Name, msg.Subject(), subjectTool)
+		return
+	}
+	t, ok := s.tools[call.Name]
+	if !ok {
+		fail("unknown tool %q: pool %q serves %s", call.Name, s.w.Pool, strings.Join(s.toolNames(), ", "))
+		return
+	}
+	spec := t.Spec()
+	if delivered > uint64(s.w.MaxDeliveries) {
+		log.Error("giving up on a call delivered too often")
+		fail("tool call %s was delivered %d times without completing (the limit is %d); giving up", call.ToolCallID, delivered, s.w.MaxDeliveries)
+		return
+	}
+	key := startKey(call.SessionID, call.ToolCallID)
+	prev, won, err := claim(context.Background(), s.starts, key, s.w.Name, delivered)
+	if err != nil {
+		log.Warn("cannot record the call's start; handing it back", "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	if !won {
+		switch {
+		case prev.State == stateDone:
+			log.Info("result already stored; acknowledging a redelivered call")
+			_ = msg.Ack()
+			return
+		case !spec.Idempotent:
+			log.Warn("not running a redelivered non-idempotent call again", "startedBy", prev.Worker)
+			r := tool.Error(fmt.Sprintf("tool call %s (%s) was interrupted: it had started on worker %s, which stopped before returning a result; it is not idempotent, so it was not run again",
+				call.ToolCallID, call.Name, prev.Worker))
+			s.finishKeyed(msg, call, r, 0, true, key)
+			return
+		default:
+			log.Info("running a redelivered idempotent call again", "startedBy", prev.Worker)
+		}
+	}
+	workspace := ""
+	if s.w.WorkspaceRoot != "" {
+		workspace, err = resolveWorkspace(s.w.WorkspaceRoot, call.SessionID, call.Workspace)
+		if err != nil {
+			s.finishKeyed(msg, call, tool.Error(err.Error()), 0, false, key)
+			return
+		}
+	}
+	start := time.Now()
+	res, handBack := s.execute(msg, call, t, workspace)
+	if handBack {
+		log.Info("handing back a call cut off by shutdown")
+		_ = msg.Nak()
+		return
+	}
+	s.finishKeyed(msg, call, res, time.Since(start), false, key)
+}
+
+// refuse answers a message that is not a valid call: with an error result if
+// it names its session and call, else by terminating it.
+func (s *Server) refuse(msg jetstream.Msg, subjectTool string, cause error) {
+	var peek struct {
+		SessionID  string `json:"sessionId"`
+		ToolCallID string `json:"toolCallId"`
+		Name       string `json:"name"`
+	}
+	_ = json.Unmarshal(msg.Data(), &peek)
+	if events.ValidateSessionID(peek.SessionID) == nil && validateCallID(peek.ToolCallID) == nil {
+		name := peek.Name
+		if events.ValidateToolName("name", name) != nil {
+			name = subjectTool
+		}
+		s.log.Warn("invalid tool call; answering with an error result", "session", peek.SessionID, "toolCall", peek.ToolCallID, "err", cause)
+		call := events.ToolCall{SessionID: peek.SessionID, ToolCallID: peek.ToolCallID, Name: name}
+		s.finish(msg, call, tool.Error("invalid tool call: "+cause.Error()), 0, false)
+		return
+	}
+	reason := "invalid tool call naming no valid session and call id: " + cause.Error()
+	s.log.Warn("terminating message", "subject", msg.Subject(), "reason", reason)
+	if err := msg.TermWithReason(reason); err != nil {
+		s.log.Warn("terminate failed", "err", err)
+	}
+}
+
+func (s *Server) toolNames() []string {
+	names := make([]string, 0, len(s.w.Tools))
+	for _, t := range s.w.Tools {
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}

@@ -1,0 +1,228 @@
+package toolbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pullWait is how long one pull request waits for a call; it bounds how long
+// a worker takes to stop pulling when it shuts down.
+const pullWait = time.Second
+
+// Server is a running worker started by [Bus.Start].
+type Server struct {
+	bus    *Bus
+	w      Worker
+	log    *slog.Logger
+	tools  map[string]tool.Tool
+	cons   jetstream.Consumer
+	starts jetstream.KeyValue
+
+	stop      chan struct{}           // closed: stop pulling
+	runCtx    context.Context         // parent of every call; cancelled with ErrShutdown at the deadline
+	cancelRun context.CancelCauseFunc //
+	slots     sync.WaitGroup          // one goroutine per concurrency slot
+	done      chan struct{}           // closed when shutdown is complete
+	ready     atomic.Bool
+	running   atomic.Int64
+
+	mu struct {
+		sync.Mutex
+		inflight map[string]map[string]context.CancelCauseFunc // session → call id → cancel
+	}
+}
+
+// Serve runs a worker until ctx is done, then shuts it down gracefully (see
+// [Bus.Start]); it is [Bus.Start] followed by [Server.Wait].
+func (b *Bus) Serve(ctx context.Context, w Worker) error {
+	s, err := b.Start(ctx, w)
+	if err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Start registers w's tools, joins the pool's durable consumer (creating it
+// if needed) and starts taking calls; when it returns without error the
+// worker is consuming. When ctx is done the worker stops pulling, lets running
+// calls finish for up to ShutdownTimeout, then cancels the rest and hands
+// their messages back (NAK) for another worker. The streams and buckets must
+// exist ([Provision]).
+func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
+	w, err := w.withDefaults(b.log)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(ctx, b.js, b.names); err != nil {
+		return nil, err
+	}
+	s := &Server{bus: b, w: w, log: w.Logger.With("worker", w.Name, "pool", w.Pool),
+		tools: map[string]tool.Tool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s.mu.inflight = map[string]map[string]context.CancelCauseFunc{}
+	specs := make([]events.ToolSpec, 0, len(w.Tools))
+	for _, t := range w.Tools {
+		s.tools[t.Spec().Name] = t
+		specs = append(specs, t.Spec())
+	}
+	if err := b.Register(ctx, w.Pool, specs...); err != nil {
+		return nil, err
+	}
+	s.starts, err = b.js.KeyValue(ctx, b.names.ToolStartsBucket())
+	if err != nil {
+		return nil, bucketErr(b.names.ToolStartsBucket(), err)
+	}
+	s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), jetstream.ConsumerConfig{
+		Durable:       ConsumerName(w.Pool),
+		Description:   "toolrunners of pool " + w.Pool,
+		FilterSubject: b.names.PoolTools(w.Pool),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.AckWait,
+		MaxDeliver:    -1, // the worker gives up after MaxDeliveries with an error result
+		MaxAckPending: 4096,
+		MaxWaiting:    4096,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("toolbus: consumer %s: %w", ConsumerName(w.Pool), err)
+	}
+	sub, err := b.nc.Subscribe(b.names.AllCancels(), s.onCancel)
+	if err != nil {
+		return nil, fmt.Errorf("toolbus: subscribe to cancels: %w", err)
+	}
+	s.runCtx, s.cancelRun = context.WithCancelCause(context.Background())
+	for range w.Concurrency {
+		s.slots.Add(1)
+		go s.slot()
+	}
+	s.ready.Store(true)
+	s.log.Info("worker started", "concurrency", w.Concurrency, "tools", len(specs))
+	go s.shutdownOn(ctx, sub)
+	return s, nil
+}
+
+// Wait blocks until the worker has shut down.
+func (s *Server) Wait() error {
+	<-s.done
+	return nil
+}
+
+// Ready reports whether the worker is taking calls.
+func (s *Server) Ready() bool { return s.ready.Load() && s.bus.nc.IsConnected() }
+
+// Running returns the number of calls being executed now.
+func (s *Server) Running() int { return int(s.running.Load()) }
+
+// Name returns the worker's name.
+func (s *Server) Name() string { return s.w.Name }
+
+func (s *Server) shutdownOn(ctx context.Context, sub *nats.Subscription) {
+	defer close(s.done)
+	<-ctx.Done()
+	s.ready.Store(false)
+	close(s.stop)
+	s.log.Info("worker stopping", "running", s.running.Load(), "deadline", s.w.ShutdownTimeout)
+	slotsDone := make(chan struct{})
+	go func() { s.slots.Wait(); close(slotsDone) }()
+	timer := time.NewTimer(s.w.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-slotsDone:
+	case <-timer.C:
+		s.log.Warn("shutdown deadline passed; handing back running calls", "running", s.running.Load())
+		s.cancelRun(ErrShutdown)
+		<-slotsDone
+	}
+	s.cancelRun(nil)
+	if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.log.Warn("unsubscribe from cancels", "err", err)
+	}
+	s.log.Info("worker stopped")
+}
+
+// slot pulls and runs one call at a time until the worker stops.
+func (s *Server) slot() {
+	defer s.slots.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		batch, err := s.cons.Fetch(1, jetstream.FetchMaxWait(pullWait))
+		if err == nil {
+			for msg := range batch.Messages() {
+				select {
+				case <-s.stop:
+					_ = msg.Nak() // not started: hand it back at once
+				default:
+					s.handle(msg)
+				}
+			}
+			err = batch.Error()
+		}
+		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			s.log.Warn("pull failed", "err", err)
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(pullWait):
+			}
+		}
+	}
+}
+
+// onCancel cancels the running calls named by a message on cairn.cancel.<sid>.
+func (s *Server) onCancel(m *nats.Msg) {
+	sid, ok := events.SessionOf(m.Subject)
+	if !ok {
+		return
+	}
+	var req CancelRequest
+	if len(m.Data) > 0 {
+		if err := json.Unmarshal(m.Data, &req); err != nil {
+			s.log.Warn("ignoring cancel request that is not JSON", "session", sid, "err", err)
+			return
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	calls := s.mu.inflight[sid]
+	if len(req.ToolCallIDs) == 0 {
+		for _, cancel := range calls {
+			cancel(ErrAborted)
+		}
+		return
+	}
+	for _, id := range req.ToolCallIDs {
+		if cancel, ok := calls[id]; ok {
+			cancel(ErrAborted)
+		}
+	}
+}
+
+func (s *Server) track(sid, id string, cancel context.CancelCauseFunc) (untrack func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.inflight[sid] == nil {
+		s.mu.inflight[sid] = map[string]context.CancelCauseFunc{}
+	}
+	s.mu.inflight[sid][id] = cancel
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.mu.inflight[sid], id)
+		if len(s.mu.inflight[sid]) == 0 {
+			delete(s.mu.inflight, sid)
+		}
+	}
+}
