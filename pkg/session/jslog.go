@@ -42,7 +42,7 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	}
 	l := &JetStreamLog{js: js, opts: o}
 	var err error
-	l.stream, err = ensureStream(ctx, js, jetstream.StreamConfig{
+	l.stream, err = ensureStream(ctx, js, o.noCreate, jetstream.StreamConfig{
 		Name:              o.names.SessionsStream(),
 		Subjects:          []string{o.names.AllSessions()},
 		Retention:         jetstream.LimitsPolicy,
@@ -55,7 +55,7 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	if err != nil {
 		return nil, err
 	}
-	obs, err := ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
+	obs, err := ensureObjectStore(ctx, js, o.noCreate, jetstream.ObjectStoreConfig{
 		Bucket: o.names.BlobsBucket(), Storage: jetstream.FileStorage, Replicas: o.replicas,
 		Description: "large parts of session entries, by digest",
 	})
@@ -64,10 +64,13 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	}
 	l.blobs = objectBlobs{obs}
 	if o.snapshotEvery > 0 {
-		l.snaps, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
+		l.snaps, err = ensureObjectStore(ctx, js, o.noCreate, jetstream.ObjectStoreConfig{
 			Bucket: snapshotsBucket(o.names), Storage: jetstream.FileStorage, Replicas: o.replicas,
 			Description: "per-session snapshots of the session log for fast cold loads",
 		})
+		if o.noCreate && errors.Is(err, ErrNotFound) {
+			l.snaps, err = nil, nil // reads work without snapshots, only slower
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -82,13 +85,16 @@ func snapshotsBucket(n events.Names) string {
 	return b[:len(b)-len("blobs")] + "snapshots"
 }
 
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+func ensureStream(ctx context.Context, js jetstream.JetStream, noCreate bool, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, cfg.Name)
 	if err == nil {
 		return s, nil
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("session: look up stream %s: %w", cfg.Name, err)
+	}
+	if noCreate {
+		return nil, fmt.Errorf("%w: stream %s does not exist (wrong server or prefix?)", ErrNotFound, cfg.Name)
 	}
 	s, err = js.CreateStream(ctx, cfg)
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
@@ -100,13 +106,16 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return s, nil
 }
 
-func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+func ensureObjectStore(ctx context.Context, js jetstream.JetStream, noCreate bool, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
 	obs, err := js.ObjectStore(ctx, cfg.Bucket)
 	if err == nil {
 		return obs, nil
 	}
 	if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("session: look up bucket %s: %w", cfg.Bucket, err)
+	}
+	if noCreate {
+		return nil, fmt.Errorf("%w: bucket %s does not exist (wrong server or prefix?)", ErrNotFound, cfg.Bucket)
 	}
 	obs, err = js.CreateObjectStore(ctx, cfg)
 	if err != nil {

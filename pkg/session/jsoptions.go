@@ -16,6 +16,7 @@ type jsOptions struct {
 	snapshotEvery int
 	retryFor      time.Duration
 	attempt       time.Duration
+	noCreate      bool
 }
 
 func defaultJSOptions() jsOptions {
@@ -68,6 +69,16 @@ func WithRetry(total, attempt time.Duration) JetStreamOption {
 			return fmt.Errorf("session: retry durations must be positive, got %v and %v", total, attempt)
 		}
 		o.retryFor, o.attempt = total, attempt
+		return nil
+	}
+}
+
+// WithCreate says whether a missing stream or bucket is created (default
+// true). Read-only tools pass false so that a wrong prefix or server is an
+// error, not a new empty log.
+func WithCreate(create bool) JetStreamOption {
+	return func(o *jsOptions) error {
+		o.noCreate = !create
 		return nil
 	}
 }
