@@ -1,0 +1,142 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/agent"
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/tool"
+)
+
+// QueueMode says how many queued messages a turn takes.
+type QueueMode int
+
+const (
+	OneAtATime QueueMode = iota // the default: one message per turn
+	All                         // every queued message at once
+)
+
+// Config is what the process supplies to a harness. Session, Providers
+// and Model are required.
+type Config struct {
+	SessionID string
+	Workspace string // passed to every tool call
+	Session   Session
+	// Providers by provider name (llm.Model.Provider).
+	Providers map[string]llm.Provider
+	// Model is the model of a session whose log names none.
+	Model llm.Model
+	// Models resolves a provider/model reference found in the log; nil or
+	// not found keeps Model.
+	Models func(ref string) (llm.Model, bool)
+
+	ThinkingLevel string
+	SystemPrompt  string
+	// Tools the agent may call. An active_tools_change in the log narrows
+	// them to the names it lists.
+	Tools  []tool.Tool
+	Stream agent.StreamOptions
+
+	Hooks *hook.Registry // nil = a new, empty one (see Harness.Hooks)
+	// Sink receives every event (loop and harness), one at a time.
+	Sink func(events.Event)
+
+	SteeringMode QueueMode
+	FollowUpMode QueueMode
+	Retry        RetryPolicy
+	// Compactor summarizes history; nil = no compaction (an overflow then
+	// ends the run).
+	Compactor Compactor
+	// Summarizer summarizes the branch left by a navigation; nil = no
+	// branch summaries.
+	Summarizer Summarizer
+	// Reduce builds the state of a path; nil = [Reduce].
+	Reduce func([]events.Entry) State
+	Logger *slog.Logger // nil = discard
+}
+
+// RetryPolicy is the automatic retry of transient provider failures.
+type RetryPolicy struct {
+	MaxRetries int           // 0 = 3; negative = never retry
+	BaseDelay  time.Duration // 0 = 2 s; doubles with each retry
+}
+
+func (p RetryPolicy) max() int {
+	switch {
+	case p.MaxRetries < 0:
+		return 0
+	case p.MaxRetries == 0:
+		return 3
+	}
+	return p.MaxRetries
+}
+
+func (p RetryPolicy) delay(attempt int, err error) time.Duration {
+	base := p.BaseDelay
+	if base <= 0 {
+		base = 2 * time.Second
+	}
+	d := base << (attempt - 1)
+	var le *llm.Error
+	if errors.As(err, &le) && le.RetryAfter > d {
+		d = le.RetryAfter
+	}
+	return d
+}
+
+// CompactRequest is what a compactor works from.
+type CompactRequest struct {
+	Reason       string // manual | overflow | threshold
+	Instructions string
+	Path         []events.Entry // root to leaf
+	Model        llm.Model
+}
+
+// Compaction is a compactor's result, appended as a compaction entry.
+type Compaction struct {
+	Summary          string
+	FirstKeptEntryID string
+	TokensBefore     int64
+	Details          []byte // JSON, optional
+}
+
+// Compactor summarizes the history of a path (the compactor service, or an
+// in-process function).
+type Compactor func(ctx context.Context, req CompactRequest) (Compaction, error)
+
+// SummaryRequest is what a branch summarizer works from.
+type SummaryRequest struct {
+	Branch       []events.Entry // the entries being left, root to old leaf
+	TargetID     *string
+	Instructions string
+}
+
+// Summarizer summarizes the branch a navigation leaves.
+type Summarizer func(ctx context.Context, req SummaryRequest) (string, error)
+
+// Sentinel errors.
+var (
+	ErrBusy        = errors.New("busy: the session is running an operation")
+	ErrCancelled   = errors.New("cancelled by a hook")
+	ErrOverflow    = errors.New("context overflow persists after compaction")
+	ErrNoCompactor = errors.New("no compactor configured")
+)
+
+func (c *Config) validate() error {
+	switch {
+	case c.Session == nil:
+		return errors.New("harness: Config.Session is required")
+	case c.Model.ID == "" || c.Model.Provider == "":
+		return errors.New("harness: Config.Model needs a provider and an id")
+	}
+	if _, ok := c.Providers[c.Model.Provider]; !ok {
+		return fmt.Errorf("harness: Config.Providers has no provider %q for model %s", c.Model.Provider, c.Model.Ref())
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+// Package harness runs the agent loop for one session: it owns the
+// session's phase, its queues (steering, follow-up, next-turn), its
+// configuration (model, thinking level, tools, system prompt, stream
+// options), its held session writes, retries and compaction, and it records
+// everything in the session through the small [Session] interface.
+//
+// The orchestrator runs one Harness per session, on one goroutine that
+// calls [Harness.Prompt] (or Continue, Compact, Navigate), while other
+// goroutines steer, queue follow-ups, change configuration or abort. Tools,
+// providers, models and hooks are supplied by the process; everything else
+// comes back from the session when [New] reads it (semi-durable recovery).
+//
+// # Phases
+//
+// A harness is idle, or busy in one of turn, compaction, branch_summary or
+// retry. Prompt, Continue, Compact and Navigate need idle and otherwise fail
+// with [ErrBusy], changing nothing. Steer and FollowUp are accepted at any
+// time (they wait in their queue when idle); NextTurn messages at any time.
+//
+// # Ordering
+//
+// Every message the loop finishes is appended to the session at its
+// message_end, before the event reaches the sink. Session writes asked for
+// while busy (configuration changes, [Harness.Append]) are held and flushed
+// in the order they were asked, at each save point (after a turn's tool
+// results) and when the run settles — always after the agent's own messages
+// of that turn. Configuration changed during a turn applies from the next
+// save point, never to the request in flight.
+//
+// # Concurrency
+//
+// All methods are safe for concurrent use. Prompt, Continue, Compact and
+// Navigate run on the calling goroutine and return when the harness is idle
+// again. The sink is called one event at a time.
+//
+// # Durability
+//
+// A message is durable once its message_end has been delivered (the session
+// append happens first). Session writes use ctx without its cancellation,
+// so an abort or a cancelled caller never loses a message or a held write;
+// a write that fails stays held and stops the run with the error.
+//
+// # Errors
+//
+// [ErrBusy] for structural operations while busy; [ErrCancelled] when a hook
+// cancels a compaction or a navigation; [ErrOverflow] when the context
+// still overflows after compaction. Provider failures that end a run come
+// back from Prompt classified (llm.KindOf); an aborted run gives a
+// KindAborted error.
+package harness

@@ -1,0 +1,212 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/agent"
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+)
+
+var errAborted = errors.New("aborted")
+
+// Prompt runs the agent on msgs (after any next-turn messages, and before
+// any messages before_agent_start hooks inject) and returns when the run
+// has settled: the harness is idle again and every write is flushed. It
+// fails with ErrBusy, changing nothing, unless the harness is idle.
+// Cancelling ctx aborts the run like Abort, without clearing the queues.
+func (h *Harness) Prompt(ctx context.Context, msgs ...events.Message) error {
+	return h.start(ctx, msgs, false)
+}
+
+// Continue runs the agent from the session's context as it is, without a
+// new message: after a recovery, or to retry by hand. The context must end
+// with a user message or a tool result (agent.ErrNothingToContinue).
+func (h *Harness) Continue(ctx context.Context) error {
+	return h.start(ctx, nil, true)
+}
+
+func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (err error) {
+	if err := h.begin(PhaseTurn); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	h.mu.Lock()
+	h.mu.cancel = cancel
+	prompts := append(h.mu.next, msgs...)
+	if !cont {
+		h.mu.next = nil
+	}
+	h.run.version = h.mu.version
+	s := h.mu.settings
+	h.mu.Unlock()
+	h.run.retrying, h.run.compacted, h.run.writeErr = 0, false, nil
+	h.run.cancel = cancel
+	h.run.writeCtx = ctx
+	defer func() {
+		if ferr := h.end(ctx); err == nil {
+			err = ferr
+		}
+	}()
+
+	// Writes still held from an operation whose flush failed go first.
+	if err := h.flush(ctx); err != nil {
+		return err
+	}
+	msgsCtx, err := h.context(ctx)
+	if err != nil {
+		return err
+	}
+	system := s.system
+	if !cont {
+		var injected []events.Message
+		injected, system = hook.BeforeAgentStart(runCtx, h.hooks, prompts, system)
+		prompts = append(prompts, injected...)
+	}
+	cfg := h.loopConfig(s)
+	c := &agent.Context{SystemPrompt: system, Messages: msgsCtx, Tools: s.tools}
+	if cont {
+		_, err = agent.Continue(runCtx, &cfg, c)
+	} else {
+		_, err = agent.Run(runCtx, &cfg, c, prompts)
+	}
+	h.mu.Lock()
+	h.mu.messages = c.Messages
+	if h.run.writeErr != nil {
+		// the context holds messages the session may not: read it again
+		h.mu.stale = true
+	}
+	h.mu.Unlock()
+	if h.run.writeErr != nil {
+		return h.run.writeErr
+	}
+	return err
+}
+
+// context returns the context of the active leaf, read again from the
+// session when something other than the agent's messages changed it.
+func (h *Harness) context(ctx context.Context) ([]events.Message, error) {
+	h.mu.Lock()
+	stale, msgs := h.mu.stale, h.mu.messages
+	h.mu.Unlock()
+	if !stale {
+		return msgs, nil
+	}
+	return h.reload(ctx)
+}
+
+func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
+	path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("harness: read session: %w", err)
+	}
+	st := h.cfg.Reduce(path)
+	h.mu.Lock()
+	h.mu.messages, h.mu.stale = st.Messages, false
+	h.mu.Unlock()
+	return st.Messages, nil
+}
+
+func (h *Harness) loopConfig(s settings) agent.Config {
+	return agent.Config{
+		Provider:      s.provider,
+		Model:         s.model,
+		ThinkingLevel: s.thinking,
+		Stream:        s.stream,
+		Hooks:         h.hooks,
+		Validator:     &h.validator,
+		Sink:          h.onEvent,
+		SessionID:     h.cfg.SessionID,
+		Workspace:     h.cfg.Workspace,
+		Steering:      h.takeSteering,
+		FollowUp:      h.takeFollowUp,
+		SavePoint:     h.savePoint,
+		Recover:       h.recover,
+	}
+}
+
+// onEvent records finished messages, then passes the event on.
+func (h *Harness) onEvent(ev events.Event) {
+	if ev.Type == events.EvMessageEnd && h.run.writeErr == nil {
+		if err := h.appendMessage(h.run.writeCtx, *ev.Message); err != nil {
+			h.run.writeErr = err
+			h.run.cancel(err)
+		}
+	}
+	h.publish(ev)
+	if ev.Type == events.EvMessageEnd && ev.Message.Role == events.RoleAssistant && ev.Message.StopReason != events.StopError {
+		if h.run.retrying > 0 {
+			h.publish(events.Event{Type: events.EvRetryEnd, Retry: &events.Retry{Attempt: h.run.retrying, MaxAttempts: h.cfg.Retry.max(), Success: ev.Message.StopReason != events.StopAborted}})
+			h.run.retrying = 0
+		}
+		h.run.compacted = false
+	}
+}
+
+// savePoint flushes held writes and hands the latest configuration to the
+// next model call.
+func (h *Harness) savePoint(ctx context.Context, _ agent.Turn) agent.NextTurn {
+	if err := h.flush(h.run.writeCtx); err != nil && h.run.writeErr == nil {
+		h.run.writeErr = err
+		h.run.cancel(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.mu.version == h.run.version {
+		return agent.NextTurn{}
+	}
+	h.run.version = h.mu.version
+	s := h.mu.settings
+	return agent.NextTurn{
+		Provider: s.provider, Model: &s.model, ThinkingLevel: &s.thinking,
+		SystemPrompt: &s.system, Tools: s.tools, SetTools: true, Stream: &s.stream,
+	}
+}
+
+// recover decides what a failed model call leads to: a retry after a
+// backoff for transient failures, one compaction for an overflow.
+func (h *Harness) recover(ctx context.Context, f agent.Failure) agent.Recovery {
+	switch llm.KindOf(f.Err) {
+	case llm.KindRetryable:
+		max := h.cfg.Retry.max()
+		if f.Attempt > max {
+			if h.run.retrying > 0 {
+				h.publish(events.Event{Type: events.EvRetryEnd, Retry: &events.Retry{Attempt: h.run.retrying, MaxAttempts: max, ErrorMessage: f.Message.ErrorMessage}})
+				h.run.retrying = 0
+			}
+			return agent.Recovery{Err: fmt.Errorf("provider still failing after %d retries: %w", max, f.Err)}
+		}
+		delay := h.cfg.Retry.delay(f.Attempt, f.Err)
+		h.setPhase(PhaseRetry)
+		h.publish(events.Event{Type: events.EvRetryStart, Retry: &events.Retry{Attempt: f.Attempt, MaxAttempts: max, DelayMs: delay.Milliseconds(), ErrorMessage: f.Message.ErrorMessage}})
+		h.run.retrying = f.Attempt
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		h.setPhase(PhaseTurn)
+		// After an abort the loop's next call ends the run with an
+		// aborted message.
+		return agent.Recovery{Retry: true}
+	case llm.KindContextOverflow:
+		if h.run.compacted {
+			return agent.Recovery{Err: fmt.Errorf("%w: %w", ErrOverflow, f.Err)}
+		}
+		h.run.compacted = true
+		h.setPhase(PhaseCompaction)
+		msgs, err := h.compact(ctx, "overflow", "")
+		h.setPhase(PhaseTurn)
+		if err != nil {
+			return agent.Recovery{Err: fmt.Errorf("context overflow, and compaction failed: %w (provider: %w)", err, f.Err)}
+		}
+		return agent.Recovery{Retry: true, Messages: msgs}
+	}
+	return agent.Recovery{}
+}
