@@ -231,7 +231,10 @@ func TestLengthReplyWithToolCallsRunsNone(t *testing.T) {
 		{"match":{"lastRole":"user"},"reply":{"stopReason":"length","toolCalls":[{"id":"1","name":"w"},{"id":"2","name":"w"}]}},
 		{"reply":{"text":"retrying properly"}}]}`)
 	ran := false
-	w := newTool("w", func(context.Context, tool.Call, func(tool.Result)) (tool.Result, error) { ran = true; return tool.Text("x"), nil })
+	w := newTool("w", func(context.Context, tool.Call, func(tool.Result)) (tool.Result, error) {
+		ran = true
+		return tool.Text("x"), nil
+	})
 	rec := &recorder{}
 	added, err := agent.Run(context.Background(), config(p, rec), &agent.Context{Tools: []tool.Tool{w}}, []events.Message{user("go")})
 	if err != nil {
