@@ -2,7 +2,7 @@ package toolbus_test
 
 import (
 	"context"
-		"strings"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"

@@ -1,0 +1,106 @@
+package toolrunner
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
+)
+
+// Config configures a [Runner]. The zero value of each field means the
+// default given in its comment; flags and CAIRN_* environment variables of
+// `cairn toolrunner` fill it.
+type Config struct {
+	// NATSURL is the server to connect to; default nats://127.0.0.1:4222.
+	NATSURL string
+	// Prefix namespaces streams, subjects and buckets; default "cairn".
+	Prefix string
+	// WorkspaceRoot confines every call: a call's workspace must be inside it.
+	// Required.
+	WorkspaceRoot string
+	// Pool is the pool whose calls this runner takes; default "default".
+	Pool string
+	// Concurrency bounds the calls run at once; default 4.
+	Concurrency int
+	// HTTPAddr serves /healthz, /readyz and /metrics; default none.
+	HTTPAddr string
+	// ShutdownTimeout is how long running calls may finish on shutdown before
+	// they are handed back; default 30s.
+	ShutdownTimeout time.Duration
+	// AckWait is the pool consumer's AckWait; default 30s.
+	AckWait time.Duration
+	// Name identifies the runner in results and logs; default host-pid.
+	Name string
+	// Tools are the tools served. Required (the cairn binary passes the
+	// built-in tools over WorkspaceRoot).
+	Tools []tool.Tool
+	// CheckOnly makes the runner only check that the streams and buckets exist
+	// instead of creating the missing ones; default false (create).
+	CheckOnly bool
+	// Replicas of what the runner creates; default 1.
+	Replicas int
+	// Logger; default a text logger on stderr.
+	Logger *slog.Logger
+}
+
+// Validate reports the first field that is wrong, naming it.
+func (c Config) Validate() error {
+	if c.WorkspaceRoot == "" {
+		return fieldErr("workspaceRoot", "is required (--workspace-root)")
+	}
+	if fi, err := os.Stat(c.WorkspaceRoot); err != nil || !fi.IsDir() {
+		return fieldErr("workspaceRoot", "%q is not an existing directory", c.WorkspaceRoot)
+	}
+	if c.Prefix != "" {
+		if err := events.ValidatePrefix(c.Prefix); err != nil {
+			return err
+		}
+	}
+	if c.Pool != "" {
+		if err := events.ValidateToolName("pool", c.Pool); err != nil {
+			return fieldErr("pool", "%q: 1-64 characters of A-Z a-z 0-9 _ - expected", c.Pool)
+		}
+	}
+	if c.Concurrency < 0 || c.Concurrency > 10000 {
+		return fieldErr("concurrency", "must be 1-10000, got %d", c.Concurrency)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fieldErr("shutdownTimeout", "must not be negative, got %s", c.ShutdownTimeout)
+	}
+	if c.AckWait != 0 && c.AckWait < 100*time.Millisecond {
+		return fieldErr("ackWait", "must be at least 100ms, got %s", c.AckWait)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fieldErr("replicas", "must be 1-5, got %d", c.Replicas)
+	}
+	if len(c.Tools) == 0 {
+		return fieldErr("tools", "at least one tool is required")
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.NATSURL == "" {
+		c.NATSURL = "nats://127.0.0.1:4222"
+	}
+	if c.Pool == "" {
+		c.Pool = "default"
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 4
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return c
+}
+
+func fieldErr(field, format string, args ...any) error {
+	return &events.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}

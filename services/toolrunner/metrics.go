@@ -1,0 +1,39 @@
+package toolrunner
+
+import (
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+type metrics struct {
+	reg      *prometheus.Registry
+	results  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(running func() float64) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_toolrunner_results_total",
+			Help: "Tool results stored, by tool and outcome (ok, error, interrupted)."}, []string{"tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_toolrunner_call_seconds",
+			Help: "Execution time of tool calls.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"tool"}),
+	}
+	m.reg.MustRegister(m.results, m.duration,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_toolrunner_running_calls", Help: "Tool calls executing now."}, running),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observe(r events.ToolResult) {
+	outcome := "ok"
+	switch {
+	case r.Interrupted:
+		outcome = "interrupted"
+	case r.IsError:
+		outcome = "error"
+	}
+	m.results.WithLabelValues(r.ToolName, outcome).Inc()
+	m.duration.WithLabelValues(r.ToolName).Observe(float64(r.DurationMs) / 1000)
+}

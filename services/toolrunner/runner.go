@@ -1,0 +1,127 @@
+package toolrunner
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/toolrunner/internal/health"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Runner is one toolrunner process's service.
+type Runner struct {
+	cfg      Config
+	metrics  *metrics
+	server   atomic.Pointer[toolbus.Server]
+	httpAddr atomic.Pointer[string]
+}
+
+// New checks cfg and returns a Runner; it connects to nothing until Run.
+func New(cfg Config) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg.withDefaults()}
+	r.metrics = newMetrics(func() float64 {
+		if s := r.server.Load(); s != nil {
+			return float64(s.Running())
+		}
+		return 0
+	})
+	return r, nil
+}
+
+// Ready reports whether the runner is taking calls.
+func (r *Runner) Ready() bool {
+	s := r.server.Load()
+	return s != nil && s.Ready()
+}
+
+// HTTPAddr returns the address of the health endpoint once it listens, or "".
+func (r *Runner) HTTPAddr() string {
+	if a := r.httpAddr.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// Run connects to NATS, makes sure the protocol's streams and buckets exist,
+// serves the pool until ctx is done and then shuts down gracefully (see the
+// package doc). It returns nil after a clean shutdown.
+func (r *Runner) Run(ctx context.Context) error {
+	c := r.cfg
+	log := c.Logger.With("service", "toolrunner")
+	nc, err := nats.Connect(c.NATSURL, nats.Name("cairn toolrunner "+c.Pool), nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("toolrunner: connect to %s: %w", c.NATSURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	names := events.Names{Prefix: c.Prefix}
+	if c.CheckOnly {
+		err = toolbus.Check(ctx, js, names)
+	} else {
+		err = toolbus.Provision(ctx, js, names, toolbus.ProvisionOptions{Replicas: c.Replicas})
+	}
+	if err != nil {
+		return fmt.Errorf("toolrunner: %w", err)
+	}
+	bus, err := toolbus.New(nc, names, toolbus.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	if c.HTTPAddr != "" {
+		hs, err := health.Listen(c.HTTPAddr, r.Ready, r.metrics.reg)
+		if err != nil {
+			return fmt.Errorf("toolrunner: http listen %s: %w", c.HTTPAddr, err)
+		}
+		addr := hs.Addr()
+		r.httpAddr.Store(&addr)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := hs.Close(sctx); err != nil {
+				log.Warn("http shutdown", "err", err)
+			}
+		}()
+	}
+	s, err := bus.Start(ctx, toolbus.Worker{
+		Pool: c.Pool, Tools: c.Tools, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
+		Name: c.Name, AckWait: c.AckWait, ShutdownTimeout: c.ShutdownTimeout, Logger: log,
+		Observe: r.metrics.observe,
+	})
+	if err != nil {
+		return fmt.Errorf("toolrunner: %w", err)
+	}
+	r.server.Store(s)
+	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr())
+	err = s.Wait()
+	if derr := drain(nc); derr != nil {
+		log.Warn("nats drain", "err", derr)
+	}
+	return err
+}
+
+// drain flushes what the connection still has to send and closes it.
+func drain(nc *nats.Conn) error {
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		return err
+	}
+	select {
+	case <-closed:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("drain did not finish in 10s")
+	}
+}
