@@ -302,7 +302,7 @@ func TestWriteFailureStopsTheRunAndKeepsHeldWrites(t *testing.T) {
 	if err := f.h.Prompt(context.Background(), user("again")); err != nil {
 		t.Fatal(err)
 	}
-	if got := summary(f.sess.Entries()); got != "user:go | assistant::toolUse | custom:held | user:again | assistant:done:stop" {
+	if got := summary(f.sess.Entries()); got != "user:go | assistant::toolUse | custom:held | toolResult:Tool call gate was interrupted before its result was recorded; it was not run again. | user:again | assistant:done:stop" {
 		t.Fatalf("held write lost or out of order: %s", got)
 	}
 }

@@ -62,6 +62,9 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	if err != nil {
 		return err
 	}
+	if msgsCtx, err = h.closeInterrupted(ctx, msgsCtx); err != nil {
+		return err
+	}
 	system := s.system
 	if !cont {
 		var injected []events.Message
