@@ -1,0 +1,77 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+func TestManualCompactionAndItsCancelHook(t *testing.T) {
+	calls := 0
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{Compactor: compactor(&calls)})
+	ctx := context.Background()
+	for _, s := range []string{"one", "two"} {
+		if err := f.h.Prompt(ctx, user(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off := hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.Cancel, error) {
+		return hook.Cancel{Cancel: ev.Reason == "manual", Reason: "not now"}, nil
+	})
+	before := len(f.sess.Entries())
+	if err := f.h.Compact(ctx, ""); !errors.Is(err, harness.ErrCancelled) || calls != 0 || len(f.sess.Entries()) != before {
+		t.Fatalf("cancelled compaction: err=%v calls=%d", err, calls)
+	}
+	off()
+	if err := f.h.Compact(ctx, "keep it short"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.h.Messages()
+	if len(msgs) != 3 || msgs[0].Role != events.RoleCompactionSummary || msgs[1].Content.Text() != "two" {
+		t.Fatalf("context after compaction: %+v", msgs)
+	}
+	if f.h.Phase() != harness.PhaseIdle {
+		t.Fatalf("phase = %s", f.h.Phase())
+	}
+}
+
+func TestNavigateMovesTheLeafWithABranchSummary(t *testing.T) {
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{
+		Summarizer: func(_ context.Context, req harness.SummaryRequest) (string, error) {
+			return "left a branch of " + string(rune('0'+len(req.Branch))) + " entries", nil
+		},
+	})
+	ctx := context.Background()
+	if err := f.h.Prompt(ctx, user("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.h.Prompt(ctx, user("two")); err != nil {
+		t.Fatal(err)
+	}
+	first := f.sess.Entries()[1].ID // the reply to "one"
+	off := hook.On(f.h.Hooks(), func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {
+		return hook.Cancel{Cancel: true}, nil
+	})
+	if err := f.h.Navigate(ctx, &first, harness.NavigateOptions{}); !errors.Is(err, harness.ErrCancelled) {
+		t.Fatalf("cancelled navigation: %v", err)
+	}
+	off()
+	if err := f.h.Navigate(ctx, &first, harness.NavigateOptions{Summarize: true}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.h.Messages()
+	if len(msgs) != 3 || msgs[2].Role != events.RoleBranchSummary || msgs[2].Summary != "left a branch of 4 entries" {
+		t.Fatalf("context after navigation: %+v", msgs)
+	}
+	if err := f.h.Prompt(ctx, user("three")); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := f.sess.Path(ctx)
+	if got := summary(path); got != "user:one | assistant:ok:stop | branch_summary | user:three | assistant:ok:stop" {
+		t.Fatalf("path: %s", got)
+	}
+}

@@ -1,0 +1,166 @@
+package hook_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+)
+
+func user(s string) events.Message {
+	return events.Message{Role: events.RoleUser, Content: events.TextContent(s)}
+}
+
+func TestContextChainsInRegistrationOrder(t *testing.T) {
+	r := hook.New(nil)
+	for _, tag := range []string{"a", "b"} {
+		hook.On(r, func(_ context.Context, ev hook.ContextEvent) (hook.ContextResult, error) {
+			return hook.ContextResult{Messages: append(ev.Messages, user(tag))}, nil
+		})
+	}
+	hook.On(r, func(context.Context, hook.ContextEvent) (hook.ContextResult, error) {
+		return hook.ContextResult{}, nil // no opinion: unchanged
+	})
+	got, err := hook.Context(context.Background(), r, []events.Message{user("x")})
+	if err != nil || len(got) != 3 || got[1].Content.Text() != "a" || got[2].Content.Text() != "b" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+}
+
+func TestUnregisterDuringEmission(t *testing.T) {
+	r := hook.New(nil)
+	var calls []string
+	var offB func()
+	hook.On(r, func(context.Context, hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		calls = append(calls, "a")
+		offB() // removes a later handler of this very emission
+		return hook.ToolCallResult{}, nil
+	})
+	offB = hook.On(r, func(context.Context, hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		calls = append(calls, "b")
+		return hook.ToolCallResult{}, nil
+	})
+	var offC func()
+	offC = hook.On(r, func(context.Context, hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		calls = append(calls, "c")
+		offC() // removes itself
+		return hook.ToolCallResult{}, nil
+	})
+	hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "t"})
+	hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "t"})
+	if strings.Join(calls, "") != "aca" {
+		t.Fatalf("calls = %v, want a c a", calls)
+	}
+}
+
+func TestToolCallStopsAtFirstBlockAndErrorsBlock(t *testing.T) {
+	var reported []events.Event
+	r := hook.New(func(ev events.Event) { reported = append(reported, ev) })
+	later := false
+	hook.On(r, func(_ context.Context, ev hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		if ev.ToolName == "bad" {
+			return hook.ToolCallResult{}, errors.New("policy store down")
+		}
+		return hook.ToolCallResult{Block: ev.ToolName == "rm", Reason: "no rm"}, nil
+	})
+	hook.On(r, func(context.Context, hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		later = true
+		return hook.ToolCallResult{}, nil
+	})
+	if block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "no rm" || later {
+		t.Fatalf("block=%v reason=%q later=%v", block, reason, later)
+	}
+	block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "bad"})
+	if !block || !strings.Contains(reason, "policy store down") {
+		t.Fatalf("a failing tool_call hook did not block: %v %q", block, reason)
+	}
+	if len(reported) != 1 || reported[0].Type != events.EvHookError || reported[0].Hook != "tool_call" {
+		t.Fatalf("reported = %+v", reported)
+	}
+	if block, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block || !later {
+		t.Fatal("ls blocked")
+	}
+}
+
+func TestBeforeProviderRequestPatchesAndNullClears(t *testing.T) {
+	r := hook.New(nil)
+	hook.On(r, func(context.Context, hook.BeforeProviderRequestEvent) (hook.RequestPatch, error) {
+		n := int64(99)
+		return hook.RequestPatch{MaxTokens: &n, Options: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`null`)}}, nil
+	})
+	hook.On(r, func(_ context.Context, ev hook.BeforeProviderRequestEvent) (hook.RequestPatch, error) {
+		if ev.Request.MaxTokens != 99 {
+			return hook.RequestPatch{}, errors.New("did not see the previous patch")
+		}
+		return hook.RequestPatch{}, nil
+	})
+	hook.On(r, func(context.Context, hook.BeforeProviderRequestEvent) (hook.RequestPatch, error) { panic("isolated") })
+	req := &llm.Request{Options: map[string]json.RawMessage{"b": json.RawMessage(`true`), "c": json.RawMessage(`"x"`)}}
+	hook.BeforeProviderRequest(context.Background(), r, req)
+	if req.MaxTokens != 99 || string(req.Options["a"]) != "1" || req.Options["b"] != nil || string(req.Options["c"]) != `"x"` {
+		t.Fatalf("request = %+v", req)
+	}
+}
+
+func TestSessionHooksCancel(t *testing.T) {
+	r := hook.New(nil)
+	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) { return hook.Cancel{}, errors.New("skipped") })
+	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {
+		return hook.Cancel{Cancel: true, Reason: "stay"}, nil
+	})
+	if c := hook.SessionBeforeTree(context.Background(), r, hook.SessionBeforeTreeEvent{}); !c.Cancel || c.Reason != "stay" {
+		t.Fatalf("cancel = %+v", c)
+	}
+	if c := hook.SessionBeforeCompact(context.Background(), r, hook.SessionBeforeCompactEvent{}); c.Cancel {
+		t.Fatal("no compact handler, but cancelled")
+	}
+}
+
+// caller is a remote hook endpoint in process.
+type caller func(ctx context.Context, name string, body []byte) ([]byte, error)
+
+func (c caller) Call(ctx context.Context, name string, body []byte) ([]byte, error) {
+	return c(ctx, name, body)
+}
+
+func TestRemoteHookPolicy(t *testing.T) {
+	veto := caller(func(_ context.Context, name string, body []byte) ([]byte, error) {
+		var ev hook.ToolCallEvent
+		if err := json.Unmarshal(body, &ev); err != nil || name != "tool_call" {
+			return nil, errors.New("bad request")
+		}
+		if ev.ToolName == "rm" {
+			return []byte(`{"block":true,"reason":"platform policy"}`), nil
+		}
+		return nil, nil
+	})
+	r := hook.New(nil)
+	hook.OnRemote[hook.ToolCallEvent](r, veto, hook.Policy{Timeout: time.Second})
+	if block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "platform policy" {
+		t.Fatalf("remote veto: %v %q", block, reason)
+	}
+	if block, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block {
+		t.Fatal("remote allowed ls but it was blocked")
+	}
+
+	slow := caller(func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+		<-ctx.Done() // never answers: the policy's timeout ends the call
+		return nil, ctx.Err()
+	})
+	closed := hook.New(nil)
+	hook.OnRemote[hook.ToolCallEvent](closed, slow, hook.Policy{Timeout: time.Millisecond})
+	if block, reason := hook.ToolCall(context.Background(), closed, hook.ToolCallEvent{ToolName: "ls"}); !block || !strings.Contains(reason, "deadline") {
+		t.Fatalf("fail-closed: %v %q", block, reason)
+	}
+	open := hook.New(nil)
+	hook.OnRemote[hook.ToolCallEvent](open, slow, hook.Policy{Timeout: time.Millisecond, FailOpen: true})
+	if block, _ := hook.ToolCall(context.Background(), open, hook.ToolCallEvent{ToolName: "ls"}); block {
+		t.Fatal("fail-open blocked")
+	}
+}
