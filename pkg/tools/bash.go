@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -163,6 +164,7 @@ func (t *Bash) Execute(ctx context.Context, call tool.Call, onUpdate func(tool.R
 
 func bashResult(text string, tr Truncation, d BashDetails, timeout time.Duration) tool.Result {
 	if tr.Truncated {
+		text = strings.TrimSuffix(text, "\n")
 		first := tr.TotalLines - tr.OutputLines + 1
 		cut := tr.TotalBytes - int64(tr.OutputBytes)
 		switch {
@@ -191,7 +193,7 @@ func bashResult(text string, tr Truncation, d BashDetails, timeout time.Duration
 		}
 		return textResult(text, d)
 	}
-	if text != "" {
+	if text = strings.TrimSuffix(text, "\n"); text != "" {
 		text += "\n\n"
 	}
 	return errorResult(text+status, d)

@@ -86,10 +86,10 @@ func TestEditCRLFAndBOM(t *testing.T) {
 func TestEditArgErrors(t *testing.T) {
 	s, _ := newSet(t)
 	cases := map[string]string{
-		`{"path":"f"}`:                                        "edits: is required",
-		`{"path":"f","edits":[]}`:                             "edits: must hold at least one edit",
-		`{"path":"f","edits":[{"oldText":"a"}]}`:              "edits[0].newText: is required",
-		`{"path":"f","edits":[{"oldText":"","newText":"b"}]}`: "edits[0].oldText: must not be empty",
+		`{"path":"f"}`:                                               "edits: is required",
+		`{"path":"f","edits":[]}`:                                    "edits: must hold at least one edit",
+		`{"path":"f","edits":[{"oldText":"a"}]}`:                     "edits[0].newText: is required",
+		`{"path":"f","edits":[{"oldText":"","newText":"b"}]}`:        "edits[0].oldText: must not be empty",
 		`{"path":"f","edits":[{"oldText":"a","newText":"b","x":1}]}`: "edits[0].x: unknown argument",
 		`{"path":"f","edits":{"oldText":"a"}}`:                       "edits: must be an array",
 		`{"path":"f","oldText":"a","newText":"b"}`:                   "oldText: unknown argument",

@@ -55,7 +55,7 @@ func TestResolveRefusesEscapes(t *testing.T) {
 		{"rel-link", `through symlink "rel-link"`},
 		{"dir-link/secret.txt", `through symlink "dir-link"`},
 		{"dir-link/new/deeper.txt", `through symlink "dir-link"`}, // new file under a symlinked dir
-		{"dangling-link", `through symlink "dangling-link"`},     // new file through a symlink
+		{"dangling-link", `through symlink "dangling-link"`},      // new file through a symlink
 		{"sub/chain/secret.txt", `through symlink "sub/chain"`},
 		{filepath.Join(ws, "dir-link", "secret.txt"), `through symlink "dir-link"`},
 	}
