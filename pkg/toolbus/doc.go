@@ -33,11 +33,13 @@
 // the consumer's AckWait. Long calls keep their message with in-progress
 // acknowledgements every AckWait/3.
 //
-// Exactly once where it matters: before executing, a worker records the start
-// of the call in the KV bucket cairn_toolstarts (a create, so one worker wins).
-// A redelivered call whose start is recorded is run again only if its tool is
-// idempotent; otherwise it gets an error result with Interrupted set. A call
-// whose result was already stored is acknowledged without running. Results
+// Exactly once where it matters: before executing a call of a non-idempotent
+// tool, a worker records its start in the KV bucket cairn_toolstarts (a
+// create, so one worker wins) and marks it done once the result is stored. A
+// redelivered call whose start is recorded is not run again: it gets an error
+// result with Interrupted set, or, if marked done, is acknowledged without
+// running. Calls of idempotent tools skip the record and simply run again on
+// redelivery (the tool's spec on the worker decides, not the call). Results
 // carry Nats-Msg-Id = [ResultMsgID], so a result published twice within the
 // results stream's duplicate window (10 minutes by default) is stored once:
 // every call gets exactly one result.

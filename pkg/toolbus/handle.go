@@ -47,31 +47,35 @@ func (s *Server) handle(msg jetstream.Msg) {
 		fail("tool call %s was delivered %d times without completing (the limit is %d); giving up", call.ToolCallID, delivered, s.w.MaxDeliveries)
 		return
 	}
-	key := startKey(call.SessionID, call.ToolCallID)
-	prev, won, err := claim(context.Background(), s.starts, key, s.w.Name, delivered)
-	if err != nil {
-		log.Warn("cannot record the call's start; handing it back", "err", err)
-		_ = msg.NakWithDelay(time.Second)
-		return
-	}
-	if !won {
-		switch {
-		case prev.State == stateDone:
-			log.Info("result already stored; acknowledging a redelivered call")
-			_ = msg.Ack()
+	// Only non-idempotent calls need a start record: an idempotent call is
+	// simply run again on redelivery, its result deduplicated by Msg-Id.
+	key := ""
+	if !spec.Idempotent {
+		key = startKey(call.SessionID, call.ToolCallID)
+		prev, won, err := claim(context.Background(), s.starts, key, s.w.Name, delivered)
+		if err != nil {
+			log.Warn("cannot record the call's start; handing it back", "err", err)
+			_ = msg.NakWithDelay(time.Second)
 			return
-		case !spec.Idempotent:
+		}
+		if !won {
+			if prev.State == stateDone {
+				log.Info("result already stored; acknowledging a redelivered call")
+				_ = msg.Ack()
+				return
+			}
 			log.Warn("not running a redelivered non-idempotent call again", "startedBy", prev.Worker)
 			r := tool.Error(fmt.Sprintf("tool call %s (%s) was interrupted: it had started on worker %s, which stopped before returning a result; it is not idempotent, so it was not run again",
 				call.ToolCallID, call.Name, prev.Worker))
 			s.finishKeyed(msg, call, r, 0, true, key)
 			return
-		default:
-			log.Info("running a redelivered idempotent call again", "startedBy", prev.Worker)
 		}
+	} else if delivered > 1 {
+		log.Info("running a redelivered idempotent call again")
 	}
 	workspace := ""
 	if s.w.WorkspaceRoot != "" {
+		var err error
 		workspace, err = resolveWorkspace(s.w.WorkspaceRoot, call.SessionID, call.Workspace)
 		if err != nil {
 			s.finishKeyed(msg, call, tool.Error(err.Error()), 0, false, key)
