@@ -67,7 +67,7 @@ func args(i int, id, name, s string) events.Delta {
 
 // Transcript pieces, as Anthropic documents its streaming events.
 const (
-	start = `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}`
+	start     = `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}`
 	textStart = `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`
 	ping      = `{"type": "ping"}`
 	stop0     = `{"type":"content_block_stop","index":0}`
@@ -163,7 +163,7 @@ func cases() []streamCase {
 			},
 		},
 		{
-			name: "refusal",
+			name:  "refusal",
 			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "message_delta", msgDelta("refusal", 3), "message_stop", msgStop)},
 			msg: func(t testing.TB) events.Message {
 				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "other: the model declined to answer (stop reason refusal)")

@@ -1,0 +1,146 @@
+package oai
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/internal/stream"
+)
+
+func (r *Responses) params(req *llm.Request) (responses.ResponseNewParams, []option.RequestOption, *llm.Error) {
+	var p responses.ResponseNewParams
+	if req.Model.ID == "" {
+		return p, nil, stream.Invalid("%s: request model has no id", r.name)
+	}
+	p.Model = shared.ResponsesModel(req.Model.ID)
+	p.Store = openai.Bool(false)
+	if n := maxTokens(req); n > 0 {
+		p.MaxOutputTokens = openai.Int(n)
+	}
+	if req.SystemPrompt != "" {
+		p.Instructions = openai.String(req.SystemPrompt)
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	e, lerr := effort(r.name, req)
+	if lerr != nil {
+		return p, nil, lerr
+	}
+	if e != "" {
+		p.Reasoning = shared.ReasoningParam{Effort: e, Summary: shared.ReasoningSummaryAuto}
+	}
+	if req.Model.Reasoning {
+		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
+	items, lerr := r.input(req)
+	if lerr != nil {
+		return p, nil, lerr
+	}
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	for i, t := range req.Tools {
+		params, err := schema(t)
+		if err != nil {
+			return p, nil, stream.Invalid("%s: tools[%d] (%s): parameters: %v", r.name, i, t.Name, err)
+		}
+		fn := responses.FunctionToolParam{Name: t.Name, Parameters: params, Strict: openai.Bool(false)}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
+	}
+	return p, extraOptions(req), nil
+}
+
+func inputImage(b events.Block) responses.ResponseInputContentUnionParam {
+	img := responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetailAuto)
+	img.OfInputImage.ImageURL = openai.String(dataURL(b))
+	return img
+}
+
+func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.Error) {
+	var out responses.ResponseInputParam
+	for i, m := range req.Messages {
+		switch m.Role {
+		case events.RoleUser:
+			var parts responses.ResponseInputMessageContentListParam
+			for j, b := range m.Content.Blocks {
+				switch b.Type {
+				case events.BlockText:
+					if b.Text != "" {
+						parts = append(parts, responses.ResponseInputContentParamOfInputText(b.Text))
+					}
+				case events.BlockImage:
+					if b.Data == "" {
+						return nil, stream.Invalid("%s: messages[%d]: content[%d]: image has no inline data (blob %s must be resolved before the call)", r.name, i, j, b.Blob)
+					}
+					parts = append(parts, inputImage(b))
+				default:
+					return nil, stream.Invalid("%s: messages[%d]: content[%d]: block type %s cannot be sent in a user message", r.name, i, j, b.Type)
+				}
+			}
+			if len(parts) > 0 {
+				out = append(out, responses.ResponseInputItemParamOfMessage(parts, responses.EasyInputMessageRoleUser))
+			}
+		case events.RoleAssistant:
+			sameModel := m.API == APIResponses && m.Provider == req.Model.Provider && m.Model == req.Model.ID
+			for _, b := range m.Content.Blocks {
+				switch b.Type {
+				case events.BlockThinking:
+					// Reasoning items verify only with the model that made
+					// them; from elsewhere they are dropped.
+					if sameModel && strings.HasPrefix(b.ThinkingSignature, "{") {
+						item := param.Override[responses.ResponseReasoningItemParam](json.RawMessage(b.ThinkingSignature))
+						out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &item})
+					}
+				case events.BlockText:
+					if b.Text != "" {
+						out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
+					}
+				case events.BlockToolCall:
+					args := string(b.Arguments)
+					if args == "" {
+						args = "{}"
+					}
+					out = append(out, responses.ResponseInputItemParamOfFunctionCall(args, b.ID, b.Name))
+				}
+			}
+		case events.RoleToolResult:
+			var text []string
+			var images responses.ResponseInputMessageContentListParam
+			for j, b := range m.Content.Blocks {
+				switch b.Type {
+				case events.BlockText:
+					text = append(text, b.Text)
+				case events.BlockImage:
+					if b.Data == "" {
+						return nil, stream.Invalid("%s: messages[%d]: content[%d]: image has no inline data (blob %s must be resolved before the call)", r.name, i, j, b.Blob)
+					}
+					images = append(images, inputImage(b))
+				}
+			}
+			body := strings.Join(text, "\n")
+			if body == "" && len(images) > 0 {
+				body = "(see the attached image)"
+			}
+			item := responses.ResponseInputItemParamOfFunctionCallOutput(body)
+			item.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
+			out = append(out, item)
+			if len(images) > 0 {
+				parts := append(responses.ResponseInputMessageContentListParam{responses.ResponseInputContentParamOfInputText("Image from the result of tool call " + m.ToolCallID + ":")}, images...)
+				out = append(out, responses.ResponseInputItemParamOfMessage(parts, responses.EasyInputMessageRoleUser))
+			}
+		default:
+			return nil, stream.Invalid("%s: messages[%d]: role %q cannot be sent to a model (want user, assistant or toolResult)", r.name, i, m.Role)
+		}
+	}
+	return out, nil
+}
