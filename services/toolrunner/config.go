@@ -34,8 +34,8 @@ type Config struct {
 	AckWait time.Duration
 	// Name identifies the runner in results and logs; default host-pid.
 	Name string
-	// Tools are the tools served. Required (the cairn binary passes the
-	// built-in tools over WorkspaceRoot).
+	// Tools are the tools served; default the built-in tools (pkg/tools:
+	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot.
 	Tools []tool.Tool
 	// CheckOnly makes the runner only check that the streams and buckets exist
 	// instead of creating the missing ones; default false (create).
@@ -76,8 +76,10 @@ func (c Config) Validate() error {
 	if c.Replicas < 0 || c.Replicas > 5 {
 		return fieldErr("replicas", "must be 1-5, got %d", c.Replicas)
 	}
-	if len(c.Tools) == 0 {
-		return fieldErr("tools", "at least one tool is required")
+	for i, t := range c.Tools {
+		if t == nil {
+			return fieldErr(fmt.Sprintf("tools[%d]", i), "is nil")
+		}
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package toolrunner
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/pkg/tools"
 	"github.com/cairn-agents/cairn/services/toolrunner/internal/health"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,7 +28,18 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	// One canonical root for the workspace check and the tools, so a root
+	// reached through a symlink does not make every workspace look outside.
+	root, err := filepath.Abs(cfg.WorkspaceRoot)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return nil, fieldErr("workspaceRoot", "%q: %v", cfg.WorkspaceRoot, err)
+	}
+	cfg.WorkspaceRoot = root
+	r := &Runner{cfg: cfg}
 	r.metrics = newMetrics(func() float64 {
 		if s := r.server.Load(); s != nil {
 			return float64(s.Running())
@@ -79,6 +92,15 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	tl := c.Tools
+	if len(tl) == 0 {
+		set, err := tools.New(c.WorkspaceRoot)
+		if err != nil {
+			return fmt.Errorf("toolrunner: built-in tools: %w", err)
+		}
+		defer set.Close()
+		tl = set.All()
+	}
 	if c.HTTPAddr != "" {
 		hs, err := health.Listen(c.HTTPAddr, r.Ready, r.metrics.reg)
 		if err != nil {
@@ -95,7 +117,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 	}
 	s, err := bus.Start(ctx, toolbus.Worker{
-		Pool: c.Pool, Tools: c.Tools, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
+		Pool: c.Pool, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
 		Name: c.Name, AckWait: c.AckWait, ShutdownTimeout: c.ShutdownTimeout, Logger: log,
 		Observe: r.metrics.observe,
 	})

@@ -1,0 +1,68 @@
+package toolrunner_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/services/toolrunner"
+)
+
+func TestBuiltinToolsOverTheBus(t *testing.T) {
+	c := newCluster(t)
+	r, err := toolrunner.New(toolrunner.Config{NATSURL: c.url, WorkspaceRoot: c.root, Pool: "test",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	c.dispatch(t, "s1", "w", "write", `{"path":"notes/a.txt","content":"hello cairn\n"}`)
+	c.waitResults(t, 1)
+	c.dispatch(t, "s1", "r", "read", `{"path":"notes/a.txt"}`)
+	c.dispatch(t, "s1", "esc", "read", `{"path":"../../etc/passwd"}`)
+	got := c.waitResults(t, 3)
+	if rs := got["w"]; len(rs) != 1 || rs[0].IsError {
+		t.Errorf("write: %+v", rs)
+	}
+	if rs := got["r"]; len(rs) != 1 || rs[0].IsError || !strings.Contains(rs[0].Content[0].Text, "hello cairn") {
+		t.Errorf("read: %+v", rs)
+	}
+	if rs := got["esc"]; len(rs) != 1 || !rs[0].IsError {
+		t.Errorf("read outside the workspace: %+v, want an error result", rs)
+	}
+	regs, err := c.bus.Tools(ctx)
+	if err != nil || len(regs) != 7 {
+		t.Errorf("registry: %d tools, %v; want the 7 built-ins", len(regs), err)
+	}
+}
+
+func TestConfigValidateNamesTheField(t *testing.T) {
+	for field, cfg := range map[string]toolrunner.Config{
+		"workspaceRoot": {},
+		"pool":          {WorkspaceRoot: t.TempDir(), Pool: "a.b"},
+		"concurrency":   {WorkspaceRoot: t.TempDir(), Concurrency: -1},
+		"ackWait":       {WorkspaceRoot: t.TempDir(), AckWait: 1},
+		"replicas":      {WorkspaceRoot: t.TempDir(), Replicas: 7},
+	} {
+		err := cfg.Validate()
+		var fe *events.FieldError
+		if !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("Validate() = %v, want a field error on %s", err, field)
+		}
+	}
+	if err := (toolrunner.Config{WorkspaceRoot: t.TempDir()}).Validate(); err != nil {
+		t.Errorf("zero config with a root: %v", err)
+	}
+}
