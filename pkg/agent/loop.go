@@ -29,8 +29,10 @@ func Run(ctx context.Context, cfg *Config, c *Context, prompts []events.Message)
 	r := newRun(cfg, c)
 	r.emit(events.Event{Type: events.EvAgentStart})
 	r.emit(events.Event{Type: events.EvTurnStart})
+	prompts = append([]events.Message(nil), prompts...)
 	for i := range prompts {
-		r.add(stamp(prompts[i]))
+		prompts[i] = stamp(prompts[i])
+		r.add(&prompts[i])
 	}
 	err := r.loop(ctx)
 	return r.added, err
@@ -63,6 +65,12 @@ type run struct {
 	added     []events.Message
 	failures  int
 	sinkMu    sync.Mutex
+
+	// one model call at a time: reused from call to call
+	req     llm.Request
+	onDelta func(events.Delta) // r.delta, bound once
+	started bool
+	base    events.Message
 }
 
 func newRun(cfg *Config, c *Context) *run {
@@ -71,6 +79,7 @@ func newRun(cfg *Config, c *Context) *run {
 		r.validator = new(tool.Validator)
 	}
 	r.setTools(c.Tools)
+	r.onDelta = r.delta
 	return r
 }
 
@@ -92,12 +101,12 @@ func (r *run) emit(ev events.Event) {
 }
 
 // add records a finished non-assistant message: its events, the context,
-// the run's list.
-func (r *run) add(m events.Message) {
-	r.emit(events.Event{Type: events.EvMessageStart, Message: &m})
-	r.emit(events.Event{Type: events.EvMessageEnd, Message: &m})
-	r.c.Messages = append(r.c.Messages, m)
-	r.added = append(r.added, m)
+// the run's list. m must not change afterwards: the sink may keep it.
+func (r *run) add(m *events.Message) {
+	r.emit(events.Event{Type: events.EvMessageStart, Message: m})
+	r.emit(events.Event{Type: events.EvMessageEnd, Message: m})
+	r.c.Messages = append(r.c.Messages, *m)
+	r.added = append(r.added, *m)
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -111,7 +120,8 @@ func (r *run) loop(ctx context.Context) error {
 			}
 			first = false
 			for i := range pending {
-				r.add(stamp(pending[i]))
+				pending[i] = stamp(pending[i])
+				r.add(&pending[i])
 			}
 			pending = nil
 

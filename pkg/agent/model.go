@@ -63,7 +63,7 @@ func (r *run) stream(ctx context.Context, base events.Message) (events.Message, 
 	if err != nil {
 		return base, false, err
 	}
-	req := llm.Request{
+	r.req = llm.Request{
 		Model:         r.cfg.Model,
 		SystemPrompt:  r.c.SystemPrompt,
 		Messages:      convert(&r.cfg)(msgs),
@@ -73,17 +73,10 @@ func (r *run) stream(ctx context.Context, base events.Message) (events.Message, 
 		Temperature:   r.cfg.Stream.Temperature,
 		Options:       r.cfg.Stream.Options,
 	}
-	hook.BeforeProviderRequest(ctx, r.cfg.Hooks, &req)
-	started := false
-	onDelta := func(d events.Delta) {
-		if !started {
-			started = true
-			partial := base
-			r.emit(events.Event{Type: events.EvMessageStart, Message: &partial})
-		}
-		r.emit(events.Event{Type: events.EvMessageUpdate, Delta: &d})
-	}
-	msg, err := r.cfg.Provider.Stream(ctx, &req, onDelta)
+	hook.BeforeProviderRequest(ctx, r.cfg.Hooks, &r.req)
+	r.started, r.base = false, base
+	msg, err := r.cfg.Provider.Stream(ctx, &r.req, r.onDelta)
+	started := r.started
 	if err == nil && msg.StopReason == events.StopError {
 		err = &llm.Error{Kind: llm.KindOther, Message: msg.ErrorMessage}
 	}
@@ -91,6 +84,17 @@ func (r *run) stream(ctx context.Context, base events.Message) (events.Message, 
 		err = &llm.Error{Kind: llm.KindOther, Message: err.Error(), Err: err}
 	}
 	return msg, started, err
+}
+
+// delta reports one streamed fragment, after the message_start of the
+// first.
+func (r *run) delta(d events.Delta) {
+	if !r.started {
+		r.started = true
+		partial := r.base
+		r.emit(events.Event{Type: events.EvMessageStart, Message: &partial})
+	}
+	r.emit(events.Event{Type: events.EvMessageUpdate, Delta: &d})
 }
 
 func isLLMError(err error) bool {

@@ -17,7 +17,9 @@ type call struct {
 	tool   tool.Tool
 	args   json.RawMessage
 	result tool.Result
-	ready  bool // result is final (no execution needed or done)
+	ready  bool           // result is final (no execution needed or done)
+	msg    events.Message // the result message, once finished
+	run    *run
 
 	mu   sync.Mutex // guards done against late updates
 	done bool
@@ -26,13 +28,20 @@ type call struct {
 // runTools runs the tool calls of msg and records their results in call
 // order. It reports whether every result asks the run to stop.
 func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Message, bool) {
-	blocks := msg.ToolCalls()
-	if len(blocks) == 0 {
+	n := 0
+	for i := range msg.Content.Blocks {
+		if msg.Content.Blocks[i].Type == events.BlockToolCall {
+			n++
+		}
+	}
+	if n == 0 {
 		return nil, false
 	}
-	calls := make([]call, len(blocks))
-	for i := range blocks {
-		calls[i].block = blocks[i]
+	calls := make([]call, 0, n)
+	for i := range msg.Content.Blocks {
+		if msg.Content.Blocks[i].Type == events.BlockToolCall {
+			calls = append(calls, call{block: msg.Content.Blocks[i], run: r})
+		}
 	}
 	if msg.StopReason == events.StopLength {
 		for i := range calls {
@@ -62,7 +71,11 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 			r.finish(c)
 		}
 	} else {
+		// Calls are prepared one after another (tool_call hooks see them in
+		// order), then run at once: all but the last on goroutines of
+		// their own, the last on this one.
 		var wg sync.WaitGroup
+		var inline *call
 		for i := range calls {
 			c := &calls[i]
 			r.startEvent(c)
@@ -71,10 +84,18 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 				r.finish(c)
 				continue
 			}
-			wg.Go(func() {
-				r.execute(ctx, c)
-				r.finish(c)
-			})
+			if inline != nil {
+				prev := inline
+				wg.Go(func() {
+					r.execute(ctx, prev)
+					r.finish(prev)
+				})
+			}
+			inline = c
+		}
+		if inline != nil {
+			r.execute(ctx, inline)
+			r.finish(inline)
 		}
 		wg.Wait()
 	}
@@ -141,16 +162,7 @@ func (r *run) execute(ctx context.Context, c *call) {
 		c.result = tool.Error("Tool call " + c.block.Name + " was not run: the run was aborted")
 		return
 	}
-	onUpdate := func(p tool.Result) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.done {
-			return
-		}
-		partial := resultMessage(c, p)
-		r.emit(events.Event{Type: events.EvToolExecutionUpdate, ToolCallID: c.block.ID, ToolName: c.block.Name, Partial: &partial})
-	}
-	res, err := runTool(ctx, c.tool, tool.Call{ID: c.block.ID, Name: c.block.Name, Arguments: c.args, SessionID: r.cfg.SessionID, Workspace: r.cfg.Workspace}, onUpdate)
+	res, err := runTool(ctx, c.tool, tool.Call{ID: c.block.ID, Name: c.block.Name, Arguments: c.args, SessionID: r.cfg.SessionID, Workspace: r.cfg.Workspace}, c.update)
 	if err != nil {
 		res = tool.Error(err.Error())
 	}
@@ -162,6 +174,17 @@ func (r *run) execute(ctx context.Context, c *call) {
 		res = tool.Result{Content: ev.Content, Details: ev.Details, IsError: ev.IsError, Terminate: ev.Terminate}
 	}
 	c.result = res
+}
+
+// update reports a partial result, unless the call has finished.
+func (c *call) update(p tool.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	partial := resultMessage(c, p)
+	c.run.emit(events.Event{Type: events.EvToolExecutionUpdate, ToolCallID: c.block.ID, ToolName: c.block.Name, Partial: &partial})
 }
 
 func runTool(ctx context.Context, t tool.Tool, tc tool.Call, onUpdate func(tool.Result)) (res tool.Result, err error) {
@@ -178,16 +201,16 @@ func (r *run) finish(c *call) {
 	c.mu.Lock()
 	c.done = true
 	c.mu.Unlock()
-	msg := resultMessage(c, c.result)
-	r.emit(events.Event{Type: events.EvToolExecutionEnd, ToolCallID: c.block.ID, ToolName: c.block.Name, Result: &msg, IsError: msg.IsError})
+	c.msg = stamp(resultMessage(c, c.result))
+	r.emit(events.Event{Type: events.EvToolExecutionEnd, ToolCallID: c.block.ID, ToolName: c.block.Name, Result: &c.msg, IsError: c.msg.IsError})
 }
 
 // record adds the results to the context in call order.
 func (r *run) record(calls []call) []events.Message {
 	results := make([]events.Message, len(calls))
 	for i := range calls {
-		results[i] = stamp(resultMessage(&calls[i], calls[i].result))
-		r.add(results[i])
+		results[i] = calls[i].msg
+		r.add(&calls[i].msg)
 	}
 	return results
 }

@@ -110,7 +110,9 @@ func TestBeforeProviderRequestPatchesAndNullClears(t *testing.T) {
 
 func TestSessionHooksCancel(t *testing.T) {
 	r := hook.New(nil)
-	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) { return hook.Cancel{}, errors.New("skipped") })
+	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {
+		return hook.Cancel{}, errors.New("skipped")
+	})
 	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {
 		return hook.Cancel{Cancel: true, Reason: "stay"}, nil
 	})

@@ -145,6 +145,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ev
 	if reply.Error != nil {
 		return fail(classify(reply.Error))
 	}
+	msg.Content.Blocks = make([]events.Block, 0, len(reply.ToolCalls)+2)
 	if reply.Thinking != "" {
 		msg.Content.Blocks = append(msg.Content.Blocks, events.Block{Type: events.BlockThinking})
 		if err := streamText(ctx, reply.Thinking, tps, func(s string) {
