@@ -3,24 +3,34 @@
 // their results, and the names of the streams and subjects that carry them.
 //
 // Entries keep the field names of the pi coding agent's session format
-// (version 3), so a Cairn session converts to and from a pi session file
-// (see [ReadPiFile] and [WritePiFile]).
+// (version 3), so a Cairn session converts to and from a pi session file:
+// [ReadPiFile] reads versions 1 to 3 and migrates them to 3, [WritePiFile]
+// writes version 3 (see docs/pi-interop.md).
 //
 // # Encoding
 //
 // Every type has one canonical JSON form. Encoding is deterministic: known
 // fields in declaration order, then fields Cairn does not model (kept from the
 // input, never dropped) in key order. Decoding the canonical form and encoding
-// it again gives the same bytes.
+// it again gives the same bytes; the golden files in testdata/golden and the
+// fuzz tests check it for every decoder.
 //
-// # Validation
+// Entries, messages, content blocks, usage and commands keep the members they
+// do not model in Extra (usage and cost keep them internally), so values
+// written by a newer Cairn or by pi survive a round trip. Events, tool calls
+// and tool results are Cairn's own, versioned envelopes: members they do not
+// model are ignored. Keys are matched exactly, case included.
+//
+// # Errors
 //
 // Decode functions are strict: an unknown entry, command or event type, a
-// missing required field, or an invalid session or entry id is an error of type
-// [*FieldError] that names the offending field with a JSON path such as
-// "message.content[2].type". Unknown fields are not errors; they are kept.
-// Every envelope Cairn writes carries the schema version [SchemaVersion] in its
-// "v" field; a missing version means the current one, a different one is refused.
+// missing required field, a value of the wrong JSON kind, or an invalid
+// session or entry id is an error of type [*FieldError] that names the
+// offending field with a JSON path such as "message.content[2].type";
+// errors.Is(err, [ErrInvalid]) holds for all of them. Reading a pi file adds
+// the line: [*LineError] wraps the FieldError. Every envelope Cairn writes
+// carries the schema version [SchemaVersion] in its "v" field; a missing
+// version means the current one, a different one is refused.
 //
 // # Concurrency
 //
