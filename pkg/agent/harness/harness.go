@@ -45,8 +45,12 @@ type Harness struct {
 	log       *slog.Logger
 	seq       atomic.Uint64
 
-	emitMu sync.Mutex // one sink call at a time
-	wmu    sync.Mutex // one session write at a time
+	out struct { // events on their way to the sink
+		sync.Mutex
+		queue    []events.Event
+		draining bool
+	}
+	wmu sync.Mutex // one session write at a time
 
 	mu struct {
 		sync.Mutex
@@ -212,14 +216,32 @@ func (h *Harness) end(ctx context.Context) error {
 }
 
 // publish delivers an event to the sink, stamped with the session id and
-// the next sequence number.
+// the next sequence number. Events reach the sink one at a time, in
+// sequence order. A sink may call back into the harness (say, Abort or
+// Steer): the events that causes are delivered after the current one
+// returns, by whichever goroutine is delivering.
 func (h *Harness) publish(ev events.Event) {
 	if h.cfg.Sink == nil {
 		return
 	}
-	h.emitMu.Lock()
-	defer h.emitMu.Unlock()
+	h.out.Lock()
 	ev.SessionID = h.cfg.SessionID
 	ev.Seq = h.seq.Add(1)
-	h.cfg.Sink(ev)
+	h.out.queue = append(h.out.queue, ev)
+	if h.out.draining {
+		h.out.Unlock()
+		return
+	}
+	h.out.draining = true
+	for len(h.out.queue) > 0 {
+		batch := h.out.queue
+		h.out.queue = nil
+		h.out.Unlock()
+		for i := range batch {
+			h.cfg.Sink(batch[i])
+		}
+		h.out.Lock()
+	}
+	h.out.draining = false
+	h.out.Unlock()
 }

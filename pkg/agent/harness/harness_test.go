@@ -347,3 +347,40 @@ func TestNewRecoversStateFromTheSession(t *testing.T) {
 		t.Fatalf("recovered request: %s", seen)
 	}
 }
+
+func TestSinkMayCallBackIntoTheHarness(t *testing.T) {
+	g := newGate("gate")
+	f := newFixture(t, toolThenText, harness.Config{}, g)
+	var h *harness.Harness
+	var aborted harness.Aborted
+	cfg := harness.Config{
+		Session:   f.sess,
+		Providers: map[string]llm.Provider{"scripted": f.p},
+		Model:     f.p.Model("one"),
+		Tools:     []tool.Tool{g},
+		Sink: func(ev events.Event) {
+			f.rec.sink(ev)
+			if ev.Type == events.EvToolExecutionStart {
+				h.Steer(user("from the sink"))
+				aborted = h.Abort()
+			}
+		},
+	}
+	var err error
+	if h, err = harness.New(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prompt(context.Background(), user("go")); !errors.Is(err, llm.ErrAborted) {
+		t.Fatalf("Prompt: %v", err)
+	}
+	if len(aborted.Steering) != 1 {
+		t.Fatalf("abort from the sink returned %+v", aborted)
+	}
+	var last uint64
+	for _, ev := range f.rec.evs {
+		if ev.Seq != last+1 {
+			t.Fatalf("events out of sequence: %d after %d", ev.Seq, last)
+		}
+		last = ev.Seq
+	}
+}
