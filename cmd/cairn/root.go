@@ -45,7 +45,7 @@ func newRoot(e *env) *cobra.Command {
 		newConvertCmd(e),
 		notBuilt("up", "run every service in one process on an embedded NATS server", "the platform (cairn up)"),
 		notBuilt("orchestrator", "run the orchestrator service", "the orchestrator"),
-		notBuilt("toolrunner", "run a tool worker", "the toolrunner"),
+		newToolrunnerCmd(e),
 		notBuilt("compactor", "run a compaction worker", "the compactor"),
 		newProjectorCmd(),
 		newGatewayCmd(e),

@@ -65,7 +65,8 @@ func (r *Runner) HTTPAddr() string {
 
 // Run connects to NATS, makes sure the protocol's streams and buckets exist,
 // serves the pool until ctx is done and then shuts down gracefully (see the
-// package doc). It returns nil after a clean shutdown.
+// package doc). It returns nil after a clean shutdown, also when ctx ends
+// while it is still starting.
 func (r *Runner) Run(ctx context.Context) error {
 	c := r.cfg
 	log := c.Logger.With("service", "toolrunner")
@@ -86,6 +87,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		err = toolbus.Provision(ctx, js, names, toolbus.ProvisionOptions{Replicas: c.Replicas})
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while starting
+		}
 		return fmt.Errorf("toolrunner: %w", err)
 	}
 	bus, err := toolbus.New(nc, names, toolbus.WithLogger(log))
@@ -122,6 +126,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		Observe: r.metrics.observe,
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while starting
+		}
 		return fmt.Errorf("toolrunner: %w", err)
 	}
 	r.server.Store(s)

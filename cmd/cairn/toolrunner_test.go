@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+)
+
+func TestToolrunnerCommandServesAndStopsCleanly(t *testing.T) {
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.Server)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"toolrunner", "--nats", srv.ClientURL(), "--workspace-root", t.TempDir(),
+			"--pool", "cmdtest", "--concurrency", "2"}, nil, &stdout, &stderr)
+	}()
+	bus, err := toolbus.New(nc, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := bus.Lookup(ctx, "bash")
+		if err == nil && r.Pool == "cmdtest" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the built-in tools were never registered: %v\n%s", err, stderr.String())
+		}
+		<-time.After(20 * time.Millisecond) // polling interval
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", c, stderr.String())
+	}
+}
+
+func TestToolrunnerCommandNeedsAWorkspaceRoot(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if c := run(context.Background(), []string{"toolrunner", "--nats", "nats://127.0.0.1:1"}, nil, &stdout, &stderr); c != 2 {
+		t.Fatalf("exit status %d, want 2 (usage); stderr: %s", c, stderr.String())
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("workspaceRoot: is required")) {
+		t.Errorf("stderr = %q, want it to name the workspace root", stderr.String())
+	}
+}
