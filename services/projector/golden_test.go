@@ -253,3 +253,5 @@ func query(t testing.TB, h http.Handler, path string) string {
 	}
 	return fmt.Sprintf("%d\n%s", rec.Code, strings.TrimRight(string(body), "\n"))
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
