@@ -43,7 +43,10 @@ type Config struct {
 	Tools  []tool.Tool
 	Stream agent.StreamOptions
 
-	Hooks *hook.Registry // nil = a new, empty one (see Harness.Hooks)
+	// Hooks is this harness's registry (it becomes the registry's
+	// hook_error reporter, so do not share one between harnesses); nil = a
+	// new, empty one (see Harness.Hooks).
+	Hooks *hook.Registry
 	// Sink receives every event (loop and harness), one at a time.
 	Sink func(events.Event)
 

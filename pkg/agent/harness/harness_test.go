@@ -384,3 +384,23 @@ func TestSinkMayCallBackIntoTheHarness(t *testing.T) {
 		last = ev.Seq
 	}
 }
+
+func TestContinueAfterAFailedReply(t *testing.T) {
+	f := newFixture(t, `{"rules":[
+		{"times":1,"reply":{"error":{"status":400,"message":"invalid_request_error"}}},
+		{"match":{"lastRole":"user"},"reply":{"text":"answered"}}]}`, harness.Config{})
+	ctx := context.Background()
+	if err := f.h.Prompt(ctx, user("hi")); !errors.Is(err, llm.ErrInvalidRequest) {
+		t.Fatalf("Prompt: %v", err)
+	}
+	// the failed reply is on record, but the model answers the user message
+	if err := f.h.Continue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(f.sess.Entries()); got != "user:hi | assistant::error | assistant:answered:stop" {
+		t.Fatalf("session: %s", got)
+	}
+	if err := f.h.Continue(ctx); err == nil {
+		t.Fatal("Continue after an answer should have nothing to continue")
+	}
+}
