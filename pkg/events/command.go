@@ -74,7 +74,8 @@ type Command struct {
 }
 
 // MarshalJSON writes the command with its extra fields; navigate always
-// writes entryId, null included.
+// writes entryId, null included, and an empty but non-nil Tools is written
+// as [] (set_tools with no tools).
 func (c Command) MarshalJSON() ([]byte, error) {
 	type plain Command
 	data, err := marshalNoEscape(plain(c))
@@ -83,6 +84,10 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	}
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		data = append(data[:len(data)-1], []byte(`,"entryId":null}`)...)
+	}
+	if c.Tools != nil && len(c.Tools) == 0 {
+		// An empty list (no tools at all) is not an absent one (the default).
+		data = append(data[:len(data)-1], []byte(`,"tools":[]}`)...)
 	}
 	return appendExtra(data, c.Extra), nil
 }
