@@ -55,11 +55,11 @@ func newRoot(e *env) *cobra.Command {
 		notBuilt("follow-up ID TEXT", "queue a follow-up message", "the gateway"),
 		notBuilt("abort ID", "abort the running turn", "the gateway"),
 		notBuilt("sessions", "list sessions", "the gateway"),
-		notBuilt("log ID", "print a session's log", "the session log"),
-		notBuilt("tree ID", "print a session's tree", "the session log"),
+		newLogCmd(e),
+		newTreeCmd(e),
 		notBuilt("context ID", "print the context the model would see", "the gateway"),
-		notBuilt("export ID", "export a session", "the session log"),
-		notBuilt("import FILE", "import a pi session file", "the session log"),
+		newExportCmd(e),
+		newImportCmd(e),
 		newAuditCmd(),
 		notBuilt("replay ID", "print a session as it was at a point", "the projector"),
 		notBuilt("run TEXT", "run one prompt to completion", "the platform (cairn run)"),
@@ -103,6 +103,6 @@ func newProjectorCmd() *cobra.Command {
 
 func newAuditCmd() *cobra.Command {
 	c := &cobra.Command{Use: "audit", Short: "audit the log"}
-	c.AddCommand(notBuilt("verify [ID]", "check hash chains and invariants", "cairn audit verify"))
+	c.AddCommand(newAuditVerifyCmd())
 	return c
 }

@@ -70,6 +70,9 @@ func Create(ctx context.Context, log Log, h events.Entry) (*Session, error) {
 		return nil, err
 	}
 	rec, err := log.Append(ctx, h.ID, 0, h)
+	if errors.Is(err, ErrConflict) {
+		return nil, fmt.Errorf("%w: session %s already exists", ErrConflict, h.ID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create session %s: %w", h.ID, err)
 	}
