@@ -115,6 +115,12 @@ func (t *Grep) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 	}
 
 	g := grepper{re: re, context: a.Context, limit: limit}
+	if !strings.Contains(expr, `\A`) && !strings.Contains(expr, `\z`) {
+		// Lines are searched one at a time; in (?m) mode ^ and $ match at
+		// line ends, so a file with no match as a whole has no matching line.
+		g.pre, _ = regexp.Compile("(?m)" + expr)
+	}
+	g.fold = foldLiteral(expr)
 	err = sp.walk(ctx, func(p string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() {
 			return nil
@@ -155,9 +161,18 @@ func (t *Grep) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 	return textResult(text, d), nil
 }
 
+// grepWholeFile is the largest file grep reads at once to rule it out with
+// one regexp scan; larger files are only searched line by line.
+const grepWholeFile = 8 << 20
+
 // grepper searches files one at a time and collects output lines.
 type grepper struct {
 	re        *regexp.Regexp
+	pre       *regexp.Regexp // whole-file prefilter, nil when unsafe
+	fold      string         // lowercase literal of a case-insensitive literal search
+	buf       []byte         // reused file buffer
+	lower     []byte         // reused, for fold
+	sc        *lineScanner   // reused
 	context   int
 	limit     int
 	matches   int
@@ -168,13 +183,25 @@ type grepper struct {
 
 // file searches one file; it returns fs.SkipAll once the limit is reached.
 func (g *grepper) file(name string, r io.Reader) error {
-	head := make([]byte, sniffLen)
-	n, _ := io.ReadFull(r, head)
-	head = head[:n]
-	if bytes.IndexByte(head, 0) >= 0 {
+	data, whole := g.load(r)
+	if bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0 {
 		return nil // binary
 	}
-	sc := newLineScanner(io.MultiReader(bytes.NewReader(head), r), grepMaxLineBytes)
+	src := io.Reader(bytes.NewReader(data))
+	switch {
+	case !whole:
+		src = io.MultiReader(src, r)
+	case g.fold != "" && !g.mayContainFold(data, g.fold):
+		return nil
+	case g.fold == "" && g.pre != nil && !g.pre.Match(data):
+		return nil
+	}
+	if g.sc == nil {
+		g.sc = newLineScanner(src, grepMaxLineBytes)
+	} else {
+		g.sc.r.Reset(src)
+	}
+	sc := g.sc
 	type line struct {
 		n    int
 		text []byte
@@ -231,6 +258,25 @@ func (g *grepper) file(name string, r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// load reads r into g.buf, all of it when it is at most grepWholeFile bytes
+// (whole is then true), else the first grepWholeFile bytes.
+func (g *grepper) load(r io.Reader) (data []byte, whole bool) {
+	buf := g.buf[:0]
+	for len(buf) < grepWholeFile {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), grepWholeFile)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			g.buf = buf
+			return buf, true
+		}
+	}
+	g.buf = buf
+	return buf, false
 }
 
 func (g *grepper) emit(name string, sep byte, n int, text []byte) {
