@@ -260,3 +260,30 @@ func TestAResultOverThePayloadLimitBecomesAnError(t *testing.T) {
 		t.Fatalf("result = %.200v", r.Content[0].Text)
 	}
 }
+
+// A call that keeps losing its worker stops being run after MaxDeliveries.
+func TestACallDeliveredTooOftenGetsAnErrorResult(t *testing.T) {
+	e := newEnv(t)
+	results := e.collect(t)
+	a := newBlockTool("block", true)
+	b := newBlockTool("block", true)
+	ncA := natstest.Connect(t, e.srv.Server)
+	busA, err := toolbus.New(ncA, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(t, busA, toolbus.Worker{Pool: "p", Name: "A", Tools: []tool.Tool{a}, AckWait: 300 * time.Millisecond})
+	if err := e.bus.Dispatch(context.Background(), "p", call("s1", "c1", "block", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, a, "c1")
+	ncA.Close()
+	e.start(t, e.newBus(t), toolbus.Worker{Pool: "p", Name: "B", Tools: []tool.Tool{b}, AckWait: 300 * time.Millisecond, MaxDeliveries: 1})
+	r := results.waitN(t, 1)[0]
+	if !r.IsError || r.Worker != "B" || !strings.Contains(r.Content[0].Text, "delivered 2 times without completing (the limit is 1)") {
+		t.Fatalf("result = %+v", r.ToolResult)
+	}
+	if b.runsOf("c1") != 0 {
+		t.Errorf("B ran the call %d times, want 0", b.runsOf("c1"))
+	}
+}
