@@ -38,6 +38,7 @@ type Config struct {
 // Provider streams Anthropic Messages calls.
 type Provider struct {
 	msgs sdk.MessageService
+	key  secret.Secret
 	log  *slog.Logger
 }
 
@@ -68,6 +69,7 @@ func New(cfg Config) (*Provider, error) {
 			option.WithAPIKey(cfg.APIKey.Reveal()),
 			option.WithMaxRetries(0),
 		),
+		key: cfg.APIKey,
 		log: log.With("provider", "anthropic"),
 	}, nil
 }
@@ -75,6 +77,7 @@ func New(cfg Config) (*Provider, error) {
 // Stream makes one streamed Messages call; see package llm for the contract.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(events.Delta)) (events.Message, error) {
 	b := stream.NewBuilder(req.Model, API, onDelta)
+	b.Redact(p.key.Reveal())
 	params, opts, lerr := buildParams(req)
 	if lerr != nil {
 		return b.Fail(lerr)

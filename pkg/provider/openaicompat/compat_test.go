@@ -39,7 +39,9 @@ func msg(id string, stop events.StopReason, u *events.Usage, errMsg string, bloc
 		Provider: "ollama", Model: "qwen3:8b", ResponseID: id, Usage: u, StopReason: stop, ErrorMessage: errMsg}
 }
 
-func text(i int, s string) events.Delta { return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s} }
+func text(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
+}
 func think(i int, s string) events.Delta {
 	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
 }

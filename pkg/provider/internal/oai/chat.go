@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/internal/stream"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 )
 
 // APIChat is the API name of Chat Completions.
@@ -19,6 +20,7 @@ const APIChat = "openai-completions"
 // Chat streams Chat Completions calls.
 type Chat struct {
 	svc    openai.ChatCompletionService
+	key    secret.Secret
 	log    *slog.Logger
 	name   string
 	compat bool
@@ -29,12 +31,13 @@ type Chat struct {
 // over OpenAI's newer ones (max_completion_tokens, a developer message for
 // reasoning models).
 func NewChat(cfg Config, compat bool) *Chat {
-	return &Chat{svc: openai.NewChatCompletionService(cfg.options()...), log: cfg.logger(), name: cfg.Name, compat: compat}
+	return &Chat{svc: openai.NewChatCompletionService(cfg.options()...), key: cfg.APIKey, log: cfg.logger(), name: cfg.Name, compat: compat}
 }
 
 // Stream makes one streamed Chat Completions call.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request, onDelta func(events.Delta)) (events.Message, error) {
 	b := stream.NewBuilder(req.Model, APIChat, onDelta)
+	b.Redact(c.key.Reveal())
 	params, opts, lerr := c.params(req)
 	if lerr != nil {
 		return b.Fail(lerr)

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/internal/stream"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 )
 
 // APIResponses is the API name of the Responses API.
@@ -19,18 +20,20 @@ const APIResponses = "openai-responses"
 // items of earlier turns kept in thinking signatures.
 type Responses struct {
 	svc  responses.ResponseService
+	key  secret.Secret
 	log  *slog.Logger
 	name string
 }
 
 // NewResponses returns a Responses API provider.
 func NewResponses(cfg Config) *Responses {
-	return &Responses{svc: responses.NewResponseService(cfg.options()...), log: cfg.logger(), name: cfg.Name}
+	return &Responses{svc: responses.NewResponseService(cfg.options()...), key: cfg.APIKey, log: cfg.logger(), name: cfg.Name}
 }
 
 // Stream makes one streamed Responses call.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(events.Delta)) (events.Message, error) {
 	b := stream.NewBuilder(req.Model, APIResponses, onDelta)
+	b.Redact(r.key.Reveal())
 	params, opts, lerr := r.params(req)
 	if lerr != nil {
 		return b.Fail(lerr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -21,6 +22,15 @@ type Builder struct {
 	// HasUsage records that the provider reported usage at all; compatible
 	// servers may not.
 	hasUsage bool
+	secrets  []string
+}
+
+// Redact makes Fail remove secret from error messages, for servers that
+// echo the credential they rejected.
+func (b *Builder) Redact(secret string) {
+	if secret != "" {
+		b.secrets = append(b.secrets, secret)
+	}
 }
 
 // NewBuilder starts the assistant message of one call to model through api.
@@ -157,6 +167,9 @@ func (b *Builder) Fail(err *llm.Error) (events.Message, error) {
 	stop := events.StopError
 	if err.Kind == llm.KindAborted {
 		stop = events.StopAborted
+	}
+	for _, s := range b.secrets {
+		err.Message = strings.ReplaceAll(err.Message, s, "[redacted]")
 	}
 	m := b.seal(stop)
 	m.ErrorMessage = err.Error()
