@@ -47,7 +47,7 @@ func newRoot(e *env) *cobra.Command {
 		notBuilt("orchestrator", "run the orchestrator service", "the orchestrator"),
 		newToolrunnerCmd(e),
 		notBuilt("compactor", "run a compaction worker", "the compactor"),
-		newProjectorCmd(),
+		newProjectorCmd(e),
 		newGatewayCmd(e),
 		newSessionCmd(),
 		notBuilt("prompt ID TEXT", "send a prompt and follow the live output", "the gateway"),
@@ -61,7 +61,7 @@ func newRoot(e *env) *cobra.Command {
 		newExportCmd(e),
 		newImportCmd(e),
 		newAuditCmd(),
-		notBuilt("replay ID", "print a session as it was at a point", "the projector"),
+		newReplayCmd(e),
 		notBuilt("run TEXT", "run one prompt to completion", "the platform (cairn run)"),
 		notBuilt("bench", "measure the platform", "cairn bench"),
 		notBuilt("demo", "run a demonstration", "cairn demo"),
@@ -84,20 +84,6 @@ func notBuilt(use, short, what string) *cobra.Command {
 func newSessionCmd() *cobra.Command {
 	c := &cobra.Command{Use: "session", Short: "manage sessions"}
 	c.AddCommand(notBuilt("new", "create a session and print its id", "the gateway"))
-	return c
-}
-
-func newProjectorCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:                "projector",
-		Short:              "run the projector service (not built yet)",
-		DisableFlagParsing: true,
-		RunE:               func(*cobra.Command, []string) error { return errNotBuilt("the projector") },
-	}
-	c.AddCommand(
-		notBuilt("rebuild", "recreate every read model from sequence 1", "the projector"),
-		notBuilt("dump", "print a digest of the read models", "the projector"),
-	)
 	return c
 }
 

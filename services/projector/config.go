@@ -46,20 +46,25 @@ const (
 // ErrConfig is matched by every configuration error.
 var ErrConfig = errors.New("projector: invalid configuration")
 
+// ConfigError names an invalid field of a Config. errors.Is(err, ErrConfig)
+// holds for it.
+type ConfigError struct {
+	Field   string
+	Problem string
+}
+
+func (e *ConfigError) Error() string { return "projector: config: " + e.Field + ": " + e.Problem }
+
+// Is makes errors.Is(err, ErrConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
 func configErr(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	return &ConfigError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-// Validate reports the first invalid field, naming it.
+// Validate reports the first invalid field, naming it. JetStream is checked
+// last, so that a command line can be checked before connecting.
 func (c *Config) Validate() error {
-	if c.JetStream == nil {
-		return configErr("JetStream", "is required")
-	}
-	return c.validateStatic()
-}
-
-// validateStatic checks what does not need a connection.
-func (c *Config) validateStatic() error {
 	if c.Dir == "" {
 		return configErr("Dir", "is required (the Pebble database directory)")
 	}
@@ -76,6 +81,9 @@ func (c *Config) validateStatic() error {
 	}
 	if c.MemTableSize != 0 && (c.MemTableSize < 1<<20 || c.MemTableSize >= 4<<30) {
 		return configErr("MemTableSize", "must be 0 (default 64 MiB) or between 1 MiB and 4 GiB, got %d", c.MemTableSize)
+	}
+	if c.JetStream == nil {
+		return configErr("JetStream", "is required")
 	}
 	return nil
 }

@@ -113,3 +113,18 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	<-cc.Closed()
 	return err
 }
+
+// Dump opens the database in dir read-only and returns its digest, calling
+// fn (if not nil) with every key and value in key order. The projector using
+// dir must be stopped: Pebble allows one process per database.
+func Dump(dir string, fn func(key, value []byte) error) (Digest, error) {
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) == 0 {
+		return Digest{}, fmt.Errorf("projector: %s holds no database (%v)", dir, err)
+	}
+	db, err := store.Open(dir, store.Options{ReadOnly: true})
+	if err != nil {
+		return Digest{}, err
+	}
+	defer db.Close()
+	return db.Dump(fn)
+}
