@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -80,23 +82,25 @@ func (t *Read) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 	if err != nil {
 		return tool.Result{}, err
 	}
-	f, err := ws.root.Open(rel)
+	// Stat before opening: opening a FIFO would block.
+	fi, err := ws.root.Stat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorResult(fmt.Sprintf("File not found: %s", a.Path), nil), nil
+	case err != nil:
+		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
+	case fi.IsDir():
+		return errorResult(fmt.Sprintf("%s is a directory; use ls to list it", a.Path), nil), nil
+	case !fi.Mode().IsRegular():
+		return errorResult(fmt.Sprintf("%s is not a regular file (%s)", a.Path, fi.Mode().Type()), nil), nil
+	}
+	f, err := ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return errorResult(fmt.Sprintf("File not found: %s", a.Path), nil), nil
-		}
 		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
-	}
-	if fi.IsDir() {
-		return errorResult(fmt.Sprintf("%s is a directory; use ls to list it", a.Path), nil), nil
-	}
-	if !fi.Mode().IsRegular() {
-		return errorResult(fmt.Sprintf("%s is not a regular file (%s)", a.Path, fi.Mode().Type()), nil), nil
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return errorResult(fmt.Sprintf("%s changed while being opened; try again", a.Path), nil), nil
 	}
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -205,5 +206,24 @@ func TestReadImageTooLarge(t *testing.T) {
 	r, err := call(t, s, "read", map[string]any{"path": "big.png"})
 	if err != nil || !r.IsError || !strings.Contains(text(r), "over the 5.0MB limit for images") {
 		t.Fatalf("big image: %v %q", err, text(r))
+	}
+}
+
+// A FIFO is refused without blocking.
+func TestReadWriteFIFO(t *testing.T) {
+	s, ws := newSet(t)
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]any{
+		"read":  map[string]any{"path": "pipe"},
+		"write": map[string]any{"path": "pipe", "content": "x"},
+		"edit":  map[string]any{"path": "pipe", "edits": []ed{{"oldText": "a", "newText": "b"}}},
+	}
+	for name, args := range calls {
+		r, err := call(t, s, name, args)
+		if err != nil || !r.IsError || !strings.Contains(text(r), "pipe is not a regular file") {
+			t.Errorf("%s on a FIFO: %v %q", name, err, text(r))
+		}
 	}
 }

@@ -64,8 +64,11 @@ func (t *Write) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)
 	}
 	fi, err := ws.root.Stat(rel)
 	created := errors.Is(err, fs.ErrNotExist)
-	if err == nil && fi.IsDir() {
+	switch {
+	case err == nil && fi.IsDir():
 		return errorResult(fmt.Sprintf("%s is a directory; give a file path", a.Path), nil), nil
+	case err == nil && !fi.Mode().IsRegular():
+		return errorResult(fmt.Sprintf("%s is not a regular file (%s)", a.Path, fi.Mode().Type()), nil), nil
 	}
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := ws.root.MkdirAll(dir, 0o755); err != nil {
