@@ -12,34 +12,37 @@ import (
 // BenchmarkTurn measures the loop's overhead per turn: one model call to a
 // zero-latency scripted provider answering with two tool calls, both run in
 // parallel by no-op tools, their results recorded, the save point passed.
-// The save point keeps only the last message so the context does not grow
-// with b.N.
+// Turns are grouped in runs of ten (agent_start to agent_end, a fresh
+// context each), so the figure includes a run's fixed costs spread over its
+// turns, as in a real session, and not the cost of one ever-growing run.
 func BenchmarkTurn(b *testing.B) {
+	const perRun = 10
 	p := script(b, `{"rules":[{"reply":{"toolCalls":[{"id":"a","name":"noop1"},{"id":"b","name":"noop2"}]}}]}`)
 	noop := func(name string) tool.Tool {
 		return newTool(name, func(context.Context, tool.Call, func(tool.Result)) (tool.Result, error) {
 			return tool.Result{}, nil
 		})
 	}
-	turns := 0
+	tools := []tool.Tool{noop("noop1"), noop("noop2")}
+	turns, stopAt := 0, 0
 	cfg := &agent.Config{
 		Provider: p,
 		Model:    p.Model("bench"),
 		Sink:     func(events.Event) {},
-		SavePoint: func(_ context.Context, t agent.Turn) agent.NextTurn {
+		SavePoint: func(context.Context, agent.Turn) agent.NextTurn {
 			turns++
-			msgs := t.Context.Messages
-			msgs[0] = msgs[len(msgs)-1]
-			return agent.NextTurn{Stop: turns >= b.N, Messages: msgs[:1]}
+			return agent.NextTurn{Stop: turns >= stopAt}
 		},
 	}
-	c := &agent.Context{Tools: []tool.Tool{noop("noop1"), noop("noop2")}}
+	prompt := []events.Message{user("go")}
+	msgs := make([]events.Message, 0, 4*perRun)
 	b.ReportAllocs()
 	b.ResetTimer()
-	if _, err := agent.Run(context.Background(), cfg, c, []events.Message{user("go")}); err != nil {
-		b.Fatal(err)
-	}
-	if turns != b.N {
-		b.Fatalf("ran %d turns, want %d", turns, b.N)
+	for turns < b.N {
+		stopAt = min(turns+perRun, b.N)
+		c := &agent.Context{Tools: tools, Messages: msgs[:0]}
+		if _, err := agent.Run(context.Background(), cfg, c, prompt); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -171,12 +171,15 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ev
 		if id == "" {
 			id = "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(i)
 		}
-		args := tc.Arguments
+		args, text := tc.Arguments, tc.text
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
+		if text == "" {
+			text = string(args)
+		}
 		msg.Content.Blocks = append(msg.Content.Blocks, events.Block{Type: events.BlockToolCall, ID: id, Name: tc.Name, Arguments: args})
-		onDelta(events.Delta{Kind: events.DeltaToolCall, ContentIndex: len(msg.Content.Blocks) - 1, Delta: string(args), ToolCallID: id, ToolName: tc.Name})
+		onDelta(events.Delta{Kind: events.DeltaToolCall, ContentIndex: len(msg.Content.Blocks) - 1, Delta: text, ToolCallID: id, ToolName: tc.Name})
 	}
 	msg.StopReason = events.StopReason(reply.StopReason)
 	if msg.StopReason == "" {

@@ -58,6 +58,8 @@ type ToolCall struct {
 	ID        string          `json:"id"` // default: generated
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"` // default {}
+
+	text string // Arguments as a string, set by Parse
 }
 
 // Error makes the call fail like a provider answering with an HTTP error.
@@ -269,6 +271,10 @@ func (r *Rule) validate(p string) error {
 		if a := bytes.TrimSpace(tc.Arguments); len(a) > 0 && a[0] != '{' {
 			return &FieldError{Field: f + ".arguments", Problem: "must be a JSON object"}
 		}
+		if len(tc.Arguments) == 0 {
+			rp.ToolCalls[j].Arguments = json.RawMessage("{}")
+		}
+		rp.ToolCalls[j].text = string(rp.ToolCalls[j].Arguments)
 	}
 	return nil
 }
