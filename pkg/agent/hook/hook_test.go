@@ -108,6 +108,23 @@ func TestBeforeProviderRequestPatchesAndNullClears(t *testing.T) {
 	}
 }
 
+func TestRequestPatchNullClearsOverJSON(t *testing.T) {
+	var p hook.RequestPatch
+	if err := json.Unmarshal([]byte(`{"temperature":null,"maxTokens":7,"options":{"x":null}}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	temp := 0.5
+	req := &llm.Request{Temperature: &temp, Options: map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}}
+	p.Apply(req)
+	if req.Temperature != nil || req.MaxTokens != 7 || req.Options["x"] != nil || string(req.Options["y"]) != "2" {
+		t.Fatalf("request = %+v", req)
+	}
+	(hook.RequestPatch{Clear: []string{"options"}}).Apply(req)
+	if req.Options != nil {
+		t.Fatal("options not cleared")
+	}
+}
+
 func TestSessionHooksCancel(t *testing.T) {
 	r := hook.New(nil)
 	hook.On(r, func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {

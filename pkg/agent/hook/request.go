@@ -16,7 +16,10 @@ type BeforeProviderRequestEvent struct {
 }
 
 // RequestPatch changes fields of the request; nil fields are left alone.
-// An Options key whose value is JSON null removes that option.
+// Clear names fields to reset (systemPrompt, thinkingLevel, maxTokens,
+// temperature, options); in JSON (remote hooks) a field set to null does
+// the same. An Options key whose value is JSON null removes that option.
+// Clears apply before sets.
 type RequestPatch struct {
 	Model         *llm.Model                 `json:"model,omitempty"`
 	SystemPrompt  *string                    `json:"systemPrompt,omitempty"`
@@ -24,6 +27,30 @@ type RequestPatch struct {
 	MaxTokens     *int64                     `json:"maxTokens,omitempty"`
 	Temperature   *float64                   `json:"temperature,omitempty"`
 	Options       map[string]json.RawMessage `json:"options,omitempty"`
+	Clear         []string                   `json:"-"`
+}
+
+// clearable are the request fields a patch may reset.
+var clearable = []string{"systemPrompt", "thinkingLevel", "maxTokens", "temperature", "options"}
+
+// UnmarshalJSON decodes a patch; a clearable field set to null goes to Clear.
+func (p *RequestPatch) UnmarshalJSON(data []byte) error {
+	type plain RequestPatch
+	var v plain
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	for _, name := range clearable {
+		if raw, ok := fields[name]; ok && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			v.Clear = append(v.Clear, name)
+		}
+	}
+	*p = RequestPatch(v)
+	return nil
 }
 
 func (BeforeProviderRequestEvent) Name() string        { return "before_provider_request" }
@@ -31,6 +58,20 @@ func (BeforeProviderRequestEvent) result(RequestPatch) {}
 
 // Apply patches req in place.
 func (p RequestPatch) Apply(req *llm.Request) {
+	for _, name := range p.Clear {
+		switch name {
+		case "systemPrompt":
+			req.SystemPrompt = ""
+		case "thinkingLevel":
+			req.ThinkingLevel = ""
+		case "maxTokens":
+			req.MaxTokens = 0
+		case "temperature":
+			req.Temperature = nil
+		case "options":
+			req.Options = nil
+		}
+	}
 	if p.Model != nil {
 		req.Model = *p.Model
 	}
