@@ -53,6 +53,7 @@ func writePi(t *testing.T, h Entry, entries []Entry) []byte {
 // for line, compared as parsed JSON values; and the canonical form it gives
 // is byte-stable.
 func TestPiV3RoundTrip(t *testing.T) {
+	writePiSessions(t)
 	files, _ := filepath.Glob(filepath.Join(piDir, "v3-*.jsonl"))
 	if len(files) < 3 {
 		t.Fatalf("want at least 3 v3 sessions in %s, found %v", piDir, files)
@@ -88,6 +89,7 @@ func TestPiV3RoundTrip(t *testing.T) {
 // A v1 file becomes a v3 tree: deterministic ids, a parent chain in file
 // order, compactions pointing at ids; every other field unchanged.
 func TestPiV1Migration(t *testing.T) {
+	writePiSessions(t)
 	in, err := os.ReadFile(filepath.Join(piDir, "v1-linear.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +151,7 @@ func TestPiV1Migration(t *testing.T) {
 // A v2 file's hookMessage messages become custom messages; nothing else
 // changes but the header's version.
 func TestPiV2Migration(t *testing.T) {
+	writePiSessions(t)
 	in, err := os.ReadFile(filepath.Join(piDir, "v2-hooks.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -320,4 +323,54 @@ func TestWritePiFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The generated sessions hold what the brief of the interop asks for, so the
+// round-trip tests above mean something.
+func TestPiSessionsAreRealistic(t *testing.T) {
+	writePiSessions(t)
+	files, _ := filepath.Glob(filepath.Join(piDir, "v3-*.jsonl"))
+	seen := map[string]int{}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, entries := readPi(t, data)
+		for i, e := range entries {
+			seen[e.Type]++
+			if len(e.Extra) > 0 {
+				seen["extra field"]++
+			}
+			switch {
+			case i > 0 && e.ParentID == nil:
+				seen["new root"]++
+			case i > 0 && *e.ParentID != entries[i-1].ID:
+				seen["branch"]++
+			}
+			if e.Message == nil {
+				continue
+			}
+			seen["role "+e.Message.Role]++
+			for _, b := range e.Message.Content.Blocks {
+				seen["block "+b.Type]++
+				if b.ThinkingSignature != "" {
+					seen["thinking signature"]++
+				}
+			}
+			if len(e.Message.Extra) > 0 {
+				seen["extra field"]++
+			}
+		}
+	}
+	for _, want := range []string{EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryCompaction,
+		EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo,
+		"role user", "role assistant", "role toolResult", "role bashExecution",
+		"block text", "block image", "block thinking", "block toolCall", "thinking signature",
+		"branch", "new root", "extra field"} {
+		if seen[want] == 0 {
+			t.Errorf("no %s in the v3 sessions", want)
+		}
+	}
+	t.Logf("v3 sessions: %v", seen)
 }

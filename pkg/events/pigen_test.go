@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -34,18 +35,34 @@ var piSessionSpecs = []struct {
 	{"v3-forked.jsonl", 3, 260, 5, 2},
 }
 
-func TestGeneratePiSessions(t *testing.T) {
-	for _, s := range piSessionSpecs {
-		data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.name == "v3-forked.jsonl")
-		path := filepath.Join(piDir, s.name)
-		if *update {
-			if err := os.MkdirAll(piDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
+// writePiSessions writes the generated sessions to testdata/pi, once per
+// test run, when -update is given; every test that reads them calls it first.
+func writePiSessions(t *testing.T) {
+	t.Helper()
+	if !*update {
+		return
+	}
+	writePiOnce.Do(func() {
+		if err := os.MkdirAll(piDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range piSessionSpecs {
+			data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.name == "v3-forked.jsonl")
+			if err := os.WriteFile(filepath.Join(piDir, s.name), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
+	})
+}
+
+var writePiOnce sync.Once
+
+// The committed sessions are what the generator writes.
+func TestGeneratePiSessions(t *testing.T) {
+	writePiSessions(t)
+	for _, s := range piSessionSpecs {
+		data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.name == "v3-forked.jsonl")
+		path := filepath.Join(piDir, s.name)
 		have, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatalf("%v (run go test -update to create it)", err)
@@ -501,18 +518,24 @@ func (g *piGen) compaction() {
 	g.emit(e)
 }
 
-// branch moves the leaf back to an earlier entry of the current path, with
-// a branch summary most of the time, as pi's /tree navigation does.
+// branch moves the leaf back to an earlier entry of the current path, or
+// before the first entry (a new root), as pi's tree navigation does; most of
+// the time with a branch summary, which pi appends as a child of the branch
+// point with fromId naming that point ("root" for a new root).
 func (g *piGen) branch() {
 	if len(g.path) < 4 {
 		return
 	}
-	from := g.path[len(g.path)-1]
-	to := 1 + g.rng.IntN(len(g.path)-2)
-	g.path = g.path[:to]
+	fromID := "root"
+	if g.chance(0.15) {
+		g.path = nil
+	} else {
+		g.path = g.path[:1+g.rng.IntN(len(g.path)-2)]
+		fromID = g.path[len(g.path)-1]
+	}
 	if g.chance(0.7) {
 		e := g.entry("branch_summary")
-		e.set("fromId", from).set("summary", "Tried patching the writer; the golden test showed the key order changed, so went back.")
+		e.set("fromId", fromID).set("summary", "Tried patching the writer; the golden test showed the key order changed, so went back.")
 		if g.chance(0.5) {
 			e.set("details", o("readFiles", []string{"pkg/events/jsonobj.go"}, "modifiedFiles", []string{}))
 		}
