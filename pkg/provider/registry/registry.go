@@ -78,7 +78,11 @@ func New(cfg Config) (*Registry, error) {
 	r.mu.providers = map[string]llm.Provider{}
 	eps := cfg.Endpoints
 	if base := cfg.Getenv(EnvCompatibleBaseURL); base != "" && !slices.ContainsFunc(eps, func(e Endpoint) bool { return e.Name == "openai-compatible" }) {
-		eps = append(slices.Clone(eps), Endpoint{Name: "openai-compatible", BaseURL: base, KeyEnv: EnvCompatibleKey})
+		e := Endpoint{Name: "openai-compatible", BaseURL: base}
+		if cfg.Getenv(EnvCompatibleKey) != "" { // optional: local servers take none
+			e.KeyEnv = EnvCompatibleKey
+		}
+		eps = append(slices.Clone(eps), e)
 	}
 	for i, e := range eps {
 		if err := e.validate(); err != nil {
