@@ -56,6 +56,11 @@ type Config struct {
 	// Compactor summarizes history; nil = no compaction (an overflow then
 	// ends the run).
 	Compactor Compactor
+	// ReserveTokens is the room kept free in the model's context window:
+	// when a reply's usage says the context has grown past window minus
+	// reserve, the harness compacts at the save point (reason threshold).
+	// 0 = 16384; negative = never compact on a threshold.
+	ReserveTokens int64
 	// Summarizer summarizes the branch left by a navigation; nil = no
 	// branch summaries.
 	Summarizer Summarizer

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
 func TestRetryBacksOffExponentiallyAndContinues(t *testing.T) {
@@ -180,5 +181,32 @@ func TestOverflowWithoutCompactorEndsTheRun(t *testing.T) {
 	f := newFixture(t, `{"rules":[{"reply":{"error":{"status":400,"message":"prompt is too long"}}}]}`, harness.Config{})
 	if err := f.h.Prompt(context.Background(), user("hi")); !errors.Is(err, harness.ErrNoCompactor) || f.p.Calls() != 1 {
 		t.Fatalf("err = %v, calls = %d", err, f.p.Calls())
+	}
+}
+
+func TestThresholdCompactionAtTheSavePoint(t *testing.T) {
+	calls := 0
+	f := newFixture(t, `{"defaults":{"contextWindow":10000},"rules":[
+		{"match":{"lastRole":"user","contains":"go"},"reply":{"toolCalls":[{"id":"t1","name":"t"}],"usage":{"input":9000,"output":10}}},
+		{"reply":{"text":"after","usage":{"input":100,"output":10}}}]}`,
+		harness.Config{Compactor: compactor(&calls), ReserveTokens: 2000},
+		newTool("t", func(context.Context, tool.Call) (tool.Result, error) { return tool.Text("out"), nil }))
+	var first []string
+	hook.On(f.h.Hooks(), func(_ context.Context, ev hook.BeforeProviderRequestEvent) (hook.RequestPatch, error) {
+		first = append(first, ev.Request.Messages[0].Content.Text())
+		return hook.RequestPatch{}, nil
+	})
+	if err := f.h.Prompt(context.Background(), user("go")); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || len(first) != 2 || !strings.Contains(first[1], "earlier talk") {
+		t.Fatalf("compactions = %d, first messages of the calls = %q", calls, first)
+	}
+	if ev := f.rec.of(events.EvCompactionEnd); len(ev) != 1 || ev[0].Compaction.Reason != "threshold" {
+		t.Fatalf("compaction events = %+v", ev)
+	}
+	want := "user:go | assistant::toolUse | toolResult:out | compaction | assistant:after:stop"
+	if got := summary(f.sess.Entries()); got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }

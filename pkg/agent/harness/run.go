@@ -151,24 +151,57 @@ func (h *Harness) onEvent(ev events.Event) {
 	}
 }
 
-// savePoint flushes held writes and hands the latest configuration to the
-// next model call.
-func (h *Harness) savePoint(ctx context.Context, _ agent.Turn) agent.NextTurn {
+// savePoint flushes held writes, compacts when the context has grown past
+// the threshold, and hands the latest configuration to the next model call.
+func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	if err := h.flush(h.run.writeCtx); err != nil && h.run.writeErr == nil {
 		h.run.writeErr = err
 		h.run.cancel(err)
 	}
+	var next agent.NextTurn
+	if h.overThreshold(t.Message) && ctx.Err() == nil {
+		h.setPhase(PhaseCompaction)
+		msgs, err := h.compact(ctx, "threshold", "")
+		h.setPhase(PhaseTurn)
+		if err != nil {
+			// the run goes on; an overflow, if it comes, compacts again
+			h.log.Warn("threshold compaction failed", "session", h.cfg.SessionID, "err", err)
+		} else {
+			next.Messages = msgs
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.mu.version == h.run.version {
-		return agent.NextTurn{}
+		return next
 	}
 	h.run.version = h.mu.version
 	s := h.mu.settings
-	return agent.NextTurn{
-		Provider: s.provider, Model: &s.model, ThinkingLevel: &s.thinking,
-		SystemPrompt: &s.system, Tools: s.tools, SetTools: true, Stream: &s.stream,
+	next.Provider, next.Model, next.ThinkingLevel = s.provider, &s.model, &s.thinking
+	next.SystemPrompt, next.Tools, next.SetTools, next.Stream = &s.system, s.tools, true, &s.stream
+	return next
+}
+
+// overThreshold reports whether the context m was answered from, plus m,
+// leaves less than the reserve free in the model's window.
+func (h *Harness) overThreshold(m events.Message) bool {
+	if h.cfg.Compactor == nil || h.cfg.ReserveTokens < 0 || m.Usage == nil {
+		return false
 	}
+	window := h.Model().ContextWindow
+	if window <= 0 {
+		return false
+	}
+	reserve := h.cfg.ReserveTokens
+	if reserve == 0 {
+		reserve = 16384
+	}
+	u := m.Usage
+	used := u.TotalTokens
+	if used == 0 {
+		used = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	}
+	return used > window-reserve
 }
 
 // recover decides what a failed model call leads to: a retry after a
