@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -24,7 +25,9 @@ func decodeArgs(tool string, raw json.RawMessage, dst any, allowed, required []s
 	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 		return &events.FieldError{Problem: tool + ": arguments must be a JSON object"}
 	}
-	for k, v := range obj {
+	// Sorted, so that the same arguments always get the same error.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[k]
 		if !slices.Contains(allowed, k) {
 			return &events.FieldError{Field: k, Problem: fmt.Sprintf("unknown argument of %s (it takes %s)", tool, strings.Join(allowed, ", "))}
 		}

@@ -139,7 +139,7 @@ wait`
 
 func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	s, ws := newSet(t)
-	r, err := call(t, s, "bash", map[string]any{"command": spawnTree, "timeout": 1})
+	r, err := call(t, s, "bash", map[string]any{"command": spawnTree, "timeout": 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	if !r.IsError || !d.TimedOut || d.ExitCode != nil {
 		t.Fatalf("result %q %+v", text(r), d)
 	}
-	wantContains(t, text(r), "ready\n", "Command timed out after 1 seconds; it and every process it started were killed")
+	wantContains(t, text(r), "ready\n", "Command timed out after 2 seconds; it and every process it started were killed")
 	waitGone(t, readPids(t, ws, "child.pid", "middle.pid", "grandchild.pid")...)
 }
 

@@ -92,7 +92,7 @@ func TestEditArgErrors(t *testing.T) {
 		`{"path":"f","edits":[{"oldText":"","newText":"b"}]}`:        "edits[0].oldText: must not be empty",
 		`{"path":"f","edits":[{"oldText":"a","newText":"b","x":1}]}`: "edits[0].x: unknown argument",
 		`{"path":"f","edits":{"oldText":"a"}}`:                       "edits: must be an array",
-		`{"path":"f","oldText":"a","newText":"b"}`:                   "oldText: unknown argument",
+		`{"path":"f","oldText":"a","newText":"b"}`:                   "newText: unknown argument", // the first in key order
 		`{"path":"f","edits":[{"oldText":1,"newText":"b"}]}`:         "edits[0].oldText: must be a string",
 	}
 	for args, want := range cases {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -34,11 +35,16 @@ func details(d any) json.RawMessage {
 	return b
 }
 
+// spec returns a parallel tool's spec with its schema compacted.
 func spec(name, description, schema string, idempotent bool) events.ToolSpec {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(schema)); err != nil {
+		panic(fmt.Sprintf("tools: %s schema is not JSON: %v", name, err)) // a constant of ours; a test compiles it
+	}
 	return events.ToolSpec{
 		Name:        name,
 		Description: description,
-		Parameters:  json.RawMessage(schema),
+		Parameters:  b.Bytes(),
 		Mode:        events.Parallel,
 		Idempotent:  idempotent,
 	}

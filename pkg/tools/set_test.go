@@ -107,7 +107,7 @@ func TestSchemasAgreeWithDecoders(t *testing.T) {
 		sch := compileSchema(t, sp)
 		schemas[sp.Name] = sch
 		// Strict at every level.
-		if !strings.Contains(string(sp.Parameters), `"additionalProperties": false`) {
+		if !strings.Contains(string(sp.Parameters), `"additionalProperties":false`) {
 			t.Errorf("%s: schema allows additional properties", sp.Name)
 		}
 	}
