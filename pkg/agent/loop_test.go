@@ -427,3 +427,38 @@ func TestContinueNeedsSomethingToAnswer(t *testing.T) {
 		t.Fatalf("added=%v err=%v", added, err)
 	}
 }
+
+func TestToolCallHookRewritesArguments(t *testing.T) {
+	p := script(t, `{"rules":[
+		{"match":{"lastRole":"user"},"reply":{"toolCalls":[{"id":"1","name":"echo","arguments":{"s":"rm -rf /"}},{"id":"2","name":"echo","arguments":{"s":"bad"}}]}},
+		{"reply":{"text":"ok"}}]}`)
+	echo := newTool("echo", func(_ context.Context, c tool.Call, _ func(tool.Result)) (tool.Result, error) {
+		return tool.Text(string(c.Arguments)), nil
+	})
+	echo.spec.Parameters = []byte(`{"type":"object","properties":{"s":{"type":"string"}},"required":["s"]}`)
+	hooks := hook.New(nil)
+	hook.On(hooks, func(_ context.Context, ev hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		if ev.ToolCallID == "2" {
+			return hook.ToolCallResult{Args: []byte(`{"s":5}`)}, nil
+		}
+		return hook.ToolCallResult{Args: []byte(`{"s":"echo safe"}`)}, nil
+	})
+	hook.On(hooks, func(_ context.Context, ev hook.ToolCallEvent) (hook.ToolCallResult, error) {
+		if ev.ToolCallID == "1" && string(ev.Args) != `{"s":"echo safe"}` {
+			return hook.ToolCallResult{Block: true, Reason: "second handler did not see the rewrite"}, nil
+		}
+		return hook.ToolCallResult{}, nil
+	})
+	cfg := config(p, &recorder{})
+	cfg.Hooks = hooks
+	added, err := agent.Run(context.Background(), cfg, &agent.Context{Tools: []tool.Tool{echo}}, []events.Message{user("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := added[2]; r.IsError || resultText(r) != `{"s":"echo safe"}` {
+		t.Fatalf("rewritten call: %q (isError %v)", resultText(r), r.IsError)
+	}
+	if r := added[3]; !r.IsError || !strings.Contains(resultText(r), "argument /s: got number, want string") {
+		t.Fatalf("invalid rewrite: %q", resultText(r))
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -142,8 +143,20 @@ func (r *run) prepare(ctx context.Context, c *call) {
 		fail(err.Error())
 		return
 	}
-	if block, reason := hook.ToolCall(ctx, r.cfg.Hooks, hook.ToolCallEvent{ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args}); block {
+	if !r.cfg.Hooks.Has(hook.ToolCallEvent{}.Name()) {
+		return
+	}
+	block, reason, args := hook.ToolCall(ctx, r.cfg.Hooks, hook.ToolCallEvent{ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args})
+	if block {
 		fail(reason)
+		return
+	}
+	if !bytes.Equal(args, c.args) {
+		if err := r.validator.Validate(c.tool.Spec(), args); err != nil {
+			fail("A tool_call hook changed the arguments and they no longer fit: " + err.Error())
+			return
+		}
+		c.args = args
 	}
 }
 

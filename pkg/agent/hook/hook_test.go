@@ -73,17 +73,17 @@ func TestToolCallStopsAtFirstBlockAndErrorsBlock(t *testing.T) {
 		later = true
 		return hook.ToolCallResult{}, nil
 	})
-	if block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "no rm" || later {
+	if block, reason, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "no rm" || later {
 		t.Fatalf("block=%v reason=%q later=%v", block, reason, later)
 	}
-	block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "bad"})
+	block, reason, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "bad"})
 	if !block || !strings.Contains(reason, "policy store down") {
 		t.Fatalf("a failing tool_call hook did not block: %v %q", block, reason)
 	}
 	if len(reported) != 1 || reported[0].Type != events.EvHookError || reported[0].Hook != "tool_call" {
 		t.Fatalf("reported = %+v", reported)
 	}
-	if block, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block || !later {
+	if block, _, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block || !later {
 		t.Fatal("ls blocked")
 	}
 }
@@ -161,10 +161,10 @@ func TestRemoteHookPolicy(t *testing.T) {
 	})
 	r := hook.New(nil)
 	hook.OnRemote[hook.ToolCallEvent](r, veto, hook.Policy{Timeout: time.Second})
-	if block, reason := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "platform policy" {
+	if block, reason, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "rm"}); !block || reason != "platform policy" {
 		t.Fatalf("remote veto: %v %q", block, reason)
 	}
-	if block, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block {
+	if block, _, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"}); block {
 		t.Fatal("remote allowed ls but it was blocked")
 	}
 
@@ -174,12 +174,12 @@ func TestRemoteHookPolicy(t *testing.T) {
 	})
 	closed := hook.New(nil)
 	hook.OnRemote[hook.ToolCallEvent](closed, slow, hook.Policy{Timeout: time.Millisecond})
-	if block, reason := hook.ToolCall(context.Background(), closed, hook.ToolCallEvent{ToolName: "ls"}); !block || !strings.Contains(reason, "deadline") {
+	if block, reason, _ := hook.ToolCall(context.Background(), closed, hook.ToolCallEvent{ToolName: "ls"}); !block || !strings.Contains(reason, "deadline") {
 		t.Fatalf("fail-closed: %v %q", block, reason)
 	}
 	open := hook.New(nil)
 	hook.OnRemote[hook.ToolCallEvent](open, slow, hook.Policy{Timeout: time.Millisecond, FailOpen: true})
-	if block, _ := hook.ToolCall(context.Background(), open, hook.ToolCallEvent{ToolName: "ls"}); block {
+	if block, _, _ := hook.ToolCall(context.Background(), open, hook.ToolCallEvent{ToolName: "ls"}); block {
 		t.Fatal("fail-open blocked")
 	}
 }

@@ -16,20 +16,28 @@ type ToolCallEvent struct {
 }
 
 // ToolCallResult blocks the call when Block is set; Reason becomes the error
-// result the model sees.
+// result the model sees. Args, when set, replaces the call's arguments (the
+// next handler sees them; they are validated again before the call runs).
 type ToolCallResult struct {
-	Block  bool   `json:"block,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	Block  bool            `json:"block,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
 }
 
 func (ToolCallEvent) Name() string          { return "tool_call" }
 func (ToolCallEvent) result(ToolCallResult) {}
 
 // ToolCall asks the handlers in order whether the call may run and stops at
-// the first block. A failing handler blocks the call.
-func ToolCall(ctx context.Context, r *Registry, ev ToolCallEvent) (block bool, reason string) {
-	emit(ctx, r, ev, nil,
+// the first block. A failing handler blocks the call. It returns the
+// arguments as the handlers left them.
+func ToolCall(ctx context.Context, r *Registry, ev ToolCallEvent) (block bool, reason string, args json.RawMessage) {
+	args = ev.Args
+	emit(ctx, r, ev,
+		func(ev ToolCallEvent) ToolCallEvent { ev.Args = args; return ev },
 		func(res ToolCallResult) bool {
+			if res.Args != nil {
+				args = res.Args
+			}
 			if res.Block {
 				block, reason = true, res.Reason
 				if reason == "" {
@@ -43,7 +51,7 @@ func ToolCall(ctx context.Context, r *Registry, ev ToolCallEvent) (block bool, r
 			block, reason = true, "Tool call "+ev.ToolName+" was blocked: a tool_call hook failed: "+err.Error()
 			return false
 		})
-	return block, reason
+	return block, reason, args
 }
 
 // ToolResultEvent is emitted after a tool call finished, with the result as
