@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-agents/cairn/pkg/agent/agenttest"
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -402,5 +403,33 @@ func TestContinueAfterAFailedReply(t *testing.T) {
 	}
 	if err := f.h.Continue(ctx); err == nil {
 		t.Fatal("Continue after an answer should have nothing to continue")
+	}
+}
+
+func TestInterruptedCallsAreClosedOnRecovery(t *testing.T) {
+	// a log cut short by a crash: the assistant asked for two tools, no results
+	call := func(id, name string) events.Block {
+		return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: []byte(`{}`)}
+	}
+	asst := events.Message{Role: events.RoleAssistant, StopReason: events.StopToolUse, Content: events.Content{Blocks: []events.Block{call("c1", "read"), call("c2", "write")}}}
+	sess := agenttest.NewSession(
+		events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("go")}},
+		events.Entry{Type: events.EntryMessage, Message: &asst},
+	)
+	reads := 0
+	read := newTool("read", func(context.Context, tool.Call) (tool.Result, error) { reads++; return tool.Text("file body"), nil })
+	read.spec.Idempotent = true
+	writes := 0
+	write := newTool("write", func(context.Context, tool.Call) (tool.Result, error) { writes++; return tool.Text("written"), nil })
+	f := newFixture(t, `{"rules":[{"match":{"lastRole":"toolResult"},"reply":{"text":"recovered"}}]}`, harness.Config{Session: sess}, read, write)
+	if err := f.h.Continue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 || writes != 0 {
+		t.Fatalf("reads=%d writes=%d: want the idempotent call run again, the other not", reads, writes)
+	}
+	want := "user:go | assistant::toolUse | toolResult:file body | toolResult:Tool call write was interrupted before its result was recorded; it was not run again. | assistant:recovered:stop"
+	if got := summary(sess.Entries()); got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }

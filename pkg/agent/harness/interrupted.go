@@ -2,16 +2,19 @@ package harness
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
-// closeInterrupted records an error result for every tool call of the
-// context's last assistant message that has none (a crash, or a write
-// failure, cut the turn short), so that the context the model sees is
-// well formed. The calls are not run again here: re-dispatching
-// idempotent calls after a crash is the orchestrator's decision.
-func (h *Harness) closeInterrupted(ctx context.Context, msgs []events.Message) ([]events.Message, error) {
+// closeInterrupted gives a result to every tool call of the context's last
+// assistant message that has none (a crash, or a failed write, cut the turn
+// short), so that the context the model sees is well formed: a call to an
+// idempotent tool is run again; any other gets an error result saying it
+// was interrupted. No events are published for these results; they are in
+// the session before the run starts.
+func (h *Harness) closeInterrupted(ctx context.Context, msgs []events.Message, tools []tool.Tool) ([]events.Message, error) {
 	last := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == events.RoleAssistant {
@@ -32,9 +35,13 @@ func (h *Harness) closeInterrupted(ctx context.Context, msgs []events.Message) (
 		if answered[c.ID] {
 			continue
 		}
+		res := tool.Error("Tool call " + c.Name + " was interrupted before its result was recorded; it was not run again.")
+		if t := findTool(tools, c.Name); t != nil && t.Spec().Idempotent {
+			res = h.rerun(ctx, t, c)
+		}
 		m := events.Message{
-			Role: events.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
-			Content: events.TextContent("Tool call " + c.Name + " was interrupted before its result was recorded; it was not run again."),
+			Role: events.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name,
+			Content: events.Content{Blocks: res.Content}, Details: res.Details, IsError: res.IsError,
 		}
 		if err := h.appendMessage(ctx, m); err != nil {
 			return nil, err
@@ -42,4 +49,30 @@ func (h *Harness) closeInterrupted(ctx context.Context, msgs []events.Message) (
 		msgs = append(msgs, m)
 	}
 	return msgs, nil
+}
+
+// rerun runs an interrupted call of an idempotent tool again.
+func (h *Harness) rerun(ctx context.Context, t tool.Tool, c events.Block) (res tool.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = tool.Error(fmt.Sprintf("tool %s panicked: %v", c.Name, v))
+		}
+	}()
+	if err := h.validator.Validate(t.Spec(), c.Arguments); err != nil {
+		return tool.Error(err.Error())
+	}
+	res, err := t.Execute(ctx, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, SessionID: h.cfg.SessionID, Workspace: h.cfg.Workspace}, func(tool.Result) {})
+	if err != nil {
+		return tool.Error(err.Error())
+	}
+	return res
+}
+
+func findTool(tools []tool.Tool, name string) tool.Tool {
+	for _, t := range tools {
+		if t.Spec().Name == name {
+			return t
+		}
+	}
+	return nil
 }

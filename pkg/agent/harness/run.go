@@ -62,7 +62,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	if err != nil {
 		return err
 	}
-	if msgsCtx, err = h.closeInterrupted(ctx, msgsCtx); err != nil {
+	if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
 		return err
 	}
 	system := s.system
