@@ -30,8 +30,18 @@
 //
 // # The log
 //
-// (The log's guarantees — ordering, optimistic concurrency, idempotence,
-// large entries, the hash chain — are documented here by the log's author.)
+// [Log] is the append-only store of entries, one ordered sequence per
+// session (see its documentation for Append, Read and Watch). This section
+// belongs to the log's author, who states its full guarantees here:
+// optimistic concurrency, idempotent retries, large entries, the hash chain,
+// durability.
+//
+// # Ordering
+//
+// A session's entries keep their append order, and a [Record]'s Seq (the
+// stream sequence) is the global order across sessions. The tree functions
+// and the reducer take entries in that log order; "earlier" in the tree
+// rules means earlier in it.
 //
 // # Concurrency
 //
@@ -42,8 +52,10 @@
 //
 // # Errors
 //
-// A malformed log is a [*TreeError] matching [ErrMalformedTree]; a query for
-// an id that is not in the session matches [ErrUnknownEntry]; an invalid path
-// or entry given to the reducer is a [*ContextError]. Every error names the
-// offending entry and says what was expected.
+// Match errors with errors.Is. The log's sentinels are [ErrConflict],
+// [ErrNotFound], [ErrTooLarge] and [ErrCorrupt]. A malformed log is a
+// [*TreeError] matching [ErrMalformedTree]; a query for an id that is not in
+// the session matches [ErrUnknownEntry]; an invalid path or entry given to
+// the reducer is a [*ContextError] matching [ErrInvalidPath]. Every error
+// names the offending entry and says what was expected.
 package session
