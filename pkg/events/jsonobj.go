@@ -319,7 +319,35 @@ func (w *objWriter) bytes() ([]byte, error) {
 
 // marshalNoEscape is json.Marshal without HTML escaping, so text stays as the
 // model or the user wrote it.
+//
+// Messages, content and blocks write their own canonical (compact) form
+// directly: through encoding/json it would be validated and compacted again
+// at every level of nesting, which made encoding an entry cost more than
+// appending it to the log.
 func marshalNoEscape(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case *Message:
+		if x != nil {
+			return x.MarshalJSON()
+		}
+	case Content:
+		return x.MarshalJSON()
+	case []Block:
+		if x != nil {
+			out := []byte{'['}
+			for i := range x {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				b, err := x[i].MarshalJSON()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, b...)
+			}
+			return append(out, ']'), nil
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
