@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -21,7 +20,7 @@ func Digest(data []byte) string {
 // encodeEntry returns the canonical stored form of e (schema version set).
 func encodeEntry(e events.Entry) ([]byte, error) {
 	e.V = events.SchemaVersion
-	data, err := json.Marshal(e)
+	data, err := e.MarshalJSON() // canonical, no HTML escaping; not json.Marshal, which would compact and escape it again
 	if err != nil {
 		return nil, fmt.Errorf("session: encode entry %s: %w", e.ID, err)
 	}

@@ -165,13 +165,8 @@ func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e 
 	}
 	// A duplicate ack (R3) carries the original sequence; the bytes are the
 	// same ones, since the entry id is.
-	rec, err := decodeRecord(sid, ack.Sequence, data)
-	if err != nil {
-		return Record{}, err
-	}
-	rec.Entry = e
-	rec.Entry.V = events.SchemaVersion
-	return rec, nil
+	e.V = events.SchemaVersion
+	return Record{Session: sid, Seq: ack.Sequence, Entry: e, Data: data, Digest: digest}, nil
 }
 
 var schemaHeader = fmt.Sprint(events.SchemaVersion)

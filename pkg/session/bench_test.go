@@ -1,0 +1,403 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
+)
+
+// benchText makes a user message of about 1 KiB on the wire.
+var benchText = strings.Repeat("the quick brown fox jumps over the lazy dog ", 22)
+
+func benchEntry(id string) events.Entry {
+	return events.Entry{Type: events.EntryMessage, ID: id, Timestamp: "2026-02-01T10:00:00.000Z",
+		Message: &events.Message{Role: events.RoleUser, Content: events.TextContent(benchText)}}
+}
+
+// rawAppender publishes pre-encoded bytes to one subject the way the log
+// does (Nats-Msg-Id and the expected last subject sequence), but with no
+// encoding, digest, validation or bookkeeping: the baseline.
+type rawAppender struct {
+	js   jetstream.JetStream
+	subj string
+	sid  string
+	last uint64
+	data []byte
+	n    int
+}
+
+func (r *rawAppender) append(ctx context.Context) error {
+	r.n++
+	msg := &nats.Msg{Subject: r.subj, Data: r.data, Header: nats.Header{
+		events.HeaderMsgID: []string{fmt.Sprintf("%s.raw%d", r.sid, r.n)},
+	}}
+	ack, err := r.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(r.last))
+	if err != nil {
+		return err
+	}
+	r.last = ack.Sequence
+	return nil
+}
+
+func benchLog(b *testing.B) (jetstream.JetStream, *session.JetStreamLog) {
+	b.Helper()
+	s := natstest.RunServer(b)
+	_, js := natstest.JetStream(b, s.Server)
+	l, err := session.NewJetStreamLog(context.Background(), js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return js, l
+}
+
+// encodedSize is the stored size of a bench entry, so the raw publisher
+// sends as many bytes as the log does.
+func encodedSize(b *testing.B) []byte {
+	l := session.NewMemLog(0, nil)
+	rec, err := l.Append(context.Background(), "x", 0, benchEntry("0123456789abcdef"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := rec.Entry
+	e.ParentDigest = session.Digest(nil)
+	data, _ := e.MarshalJSON()
+	return data
+}
+
+// BenchmarkAppendOneSession: sequential appends to one session through the
+// Session writer, against raw publishes of the same bytes with the same
+// per-subject sequence check, alternating in chunks within one run.
+func BenchmarkAppendOneSession(b *testing.B) {
+	ctx := context.Background()
+	js, l := benchLog(b)
+	names := events.Names{}
+	s, err := session.Create(ctx, l, events.Entry{ID: "one"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := &rawAppender{js: js, subj: names.SessionSubject("rawone"), sid: "rawone", data: encodedSize(b)}
+	var rawDur, logDur time.Duration
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		chunk := min(200, b.N-done)
+		t0 := time.Now()
+		for range chunk {
+			if err := raw.append(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		for range chunk {
+			if _, err := s.Append(ctx, benchEntry("")); err != nil {
+				b.Fatal(err)
+			}
+		}
+		logDur += time.Since(t1)
+		rawDur += t1.Sub(t0)
+		done += chunk
+	}
+	reportRatio(b, rawDur, logDur, b.N)
+}
+
+func reportRatio(b *testing.B, rawDur, logDur time.Duration, n int) {
+	b.ReportMetric(float64(n)/rawDur.Seconds(), "raw-appends/s")
+	b.ReportMetric(float64(n)/logDur.Seconds(), "log-appends/s")
+	b.ReportMetric(rawDur.Seconds()/logDur.Seconds(), "log/raw")
+}
+
+// BenchmarkAppend1000Sessions: 1,000 writers, one per session, each
+// appending sequentially (the orchestrator's shape), against 1,000 raw
+// publishers doing the same with the same bytes and sequence check.
+func BenchmarkAppend1000Sessions(b *testing.B) {
+	const sessions = 1000
+	ctx := context.Background()
+	js, l := benchLog(b)
+	names := events.Names{}
+	data := encodedSize(b)
+	writers := make([]*session.Session, sessions)
+	raws := make([]*rawAppender, sessions)
+	for i := range sessions {
+		sid := fmt.Sprintf("s%04d", i)
+		var err error
+		if writers[i], err = session.Create(ctx, l, events.Entry{ID: sid}); err != nil {
+			b.Fatal(err)
+		}
+		raws[i] = &rawAppender{js: js, subj: names.SessionSubject("raw" + sid), sid: "raw" + sid, data: data}
+	}
+	per := max(1, b.N/sessions)
+	run := func(op func(i int) error) time.Duration {
+		var wg sync.WaitGroup
+		errs := make([]error, sessions)
+		t0 := time.Now()
+		for i := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					if err := op(i); err != nil {
+						errs[i] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		d := time.Since(t0)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return d
+	}
+	b.ResetTimer()
+	rawDur := run(func(i int) error { return raws[i].append(ctx) })
+	logDur := run(func(i int) error { _, err := writers[i].Append(ctx, benchEntry("")); return err })
+	rawDur2 := run(func(i int) error { return raws[i].append(ctx) })
+	logDur2 := run(func(i int) error { _, err := writers[i].Append(ctx, benchEntry("")); return err })
+	reportRatio(b, rawDur+rawDur2, logDur+logDur2, 2*per*sessions)
+}
+
+// The cold-load stream: 1M entries of 10,000 sessions, 20 of which have
+// 1,000 entries, all interleaved. Built once per process: it takes a while.
+var coldStream struct {
+	once sync.Once
+	js   jetstream.JetStream
+	big  []string
+	err  error
+}
+
+const (
+	coldTotal    = 1_000_000
+	coldSessions = 10_000
+	coldBig      = 20
+	coldBigLen   = 1000
+)
+
+func buildColdStream(b *testing.B) {
+	coldStream.once.Do(func() {
+		// The server outlives this benchmark function: it is cached for the
+		// process, and the process ends after the benchmarks.
+		s := natstest.RunServer(noCleanup{b})
+		nc, err := nats.Connect(s.ClientURL())
+		if err != nil {
+			coldStream.err = err
+			return
+		}
+		js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+		coldStream.js = js
+		ctx := context.Background()
+		l, err := session.NewJetStreamLog(ctx, js)
+		if err != nil {
+			coldStream.err = err
+			return
+		}
+		coldStream.err = fillCold(ctx, js, l)
+	})
+	if coldStream.err != nil {
+		b.Fatal(coldStream.err)
+	}
+}
+
+// noCleanup keeps the cached server alive past the benchmark that built it.
+type noCleanup struct{ testing.TB }
+
+func (noCleanup) Cleanup(func()) {}
+func (n noCleanup) TempDir() string {
+	return n.TB.TempDir() // removed when that benchmark ends; the server keeps its open files
+}
+
+// fillCold publishes the stream asynchronously: every entry carries its
+// parent's digest, like a log written by Session writers. Then it reads each
+// big session once (which writes its snapshot, as any cold read of a long
+// tail does) and appends a further 10% of traffic with 50 entries of each big
+// session in it, so every load reads a snapshot and a tail from the stream.
+func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamLog) error {
+	names := events.Names{}
+	type state struct {
+		n      int
+		digest string
+		parent string
+	}
+	st := make([]state, coldSessions)
+	sid := func(i int) string { return fmt.Sprintf("cold%05d", i) }
+	for i := range coldBig {
+		coldStream.big = append(coldStream.big, sid(i))
+	}
+	publish := func(i int) error {
+		s := &st[i]
+		var e events.Entry
+		if s.n == 0 {
+			e = events.Entry{Type: events.EntrySession, Version: 3, ID: sid(i), Timestamp: "2026-02-01T10:00:00.000Z"}
+		} else {
+			e = benchEntry(fmt.Sprintf("e%d", s.n))
+			e.Message.Content = events.TextContent(benchText[:300])
+			if s.parent != "" {
+				p := s.parent
+				e.ParentID = &p
+			}
+			s.parent = e.ID
+		}
+		e.V = events.SchemaVersion
+		e.ParentDigest = s.digest
+		data, err := e.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		s.digest = session.Digest(data)
+		s.n++
+		msg := &nats.Msg{Subject: names.SessionSubject(sid(i)), Data: data, Header: nats.Header{
+			events.HeaderMsgID: []string{events.MsgID(sid(i), e.ID)}, session.HeaderDigest: []string{s.digest},
+		}}
+		_, err = js.PublishMsgAsync(msg)
+		return err
+	}
+	// Big sessions get coldBigLen-50 entries spread evenly through the
+	// first 90%; the rest go round robin to the small sessions.
+	first := coldTotal * 9 / 10
+	bigEvery := first / (coldBig * (coldBigLen - 50))
+	small := coldBig
+	for k := 0; k < first; k++ {
+		i := small
+		if k%bigEvery == 0 && st[(k/bigEvery)%coldBig].n < coldBigLen-50 {
+			i = (k / bigEvery) % coldBig
+		} else {
+			small++
+			if small == coldSessions {
+				small = coldBig
+			}
+		}
+		if err := publish(i); err != nil {
+			return err
+		}
+	}
+	if err := waitAsync(ctx, js); err != nil {
+		return err
+	}
+	for _, s := range coldStream.big {
+		if _, err := l.Read(ctx, s, 0); err != nil { // writes the snapshot
+			return err
+		}
+	}
+	rest := coldTotal - first
+	bigEvery = rest / (coldBig * 50)
+	for k := 0; k < rest; k++ {
+		i := coldBig + k%(coldSessions-coldBig)
+		if k%bigEvery == 0 && st[(k/bigEvery)%coldBig].n < coldBigLen {
+			i = (k / bigEvery) % coldBig
+		}
+		if err := publish(i); err != nil {
+			return err
+		}
+	}
+	return waitAsync(ctx, js)
+}
+
+func waitAsync(ctx context.Context, js jetstream.JetStream) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	select {
+	case <-js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("async publishes not acknowledged: %w", ctx.Err())
+	}
+}
+
+// BenchmarkColdLoad1M loads 1,000-entry sessions from a stream of 1M
+// entries of 10,000 sessions: through the log (snapshot plus the tail read
+// by batched direct get), against a raw read of the same session by subject
+// from the start (an ordered consumer, what a reader without the snapshot
+// does). Run it alone, e.g.
+//
+//	go test -run '^$' -bench ColdLoad1M -benchtime 100x ./pkg/session/
+func BenchmarkColdLoad1M(b *testing.B) {
+	buildColdStream(b)
+	ctx := context.Background()
+	js := coldStream.js
+	l, err := session.NewJetStreamLog(ctx, js, session.WithCreate(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := events.Names{}
+	var logTimes, rawTimes []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sid := coldStream.big[i%len(coldStream.big)]
+		t0 := time.Now()
+		s, err := session.Load(ctx, l, sid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		logTimes = append(logTimes, time.Since(t0))
+		if n := len(s.Records()); n != coldBigLen {
+			b.Fatalf("loaded %d entries of %s, want %d", n, sid, coldBigLen)
+		}
+		t0 = time.Now()
+		n, err := rawRead(ctx, js, names.SessionsStream(), names.SessionSubject(sid))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rawTimes = append(rawTimes, time.Since(t0))
+		if n != coldBigLen {
+			b.Fatalf("raw read %d entries of %s, want %d", n, sid, coldBigLen)
+		}
+	}
+	slices.Sort(logTimes)
+	slices.Sort(rawTimes)
+	p := func(d []time.Duration, q float64) float64 { return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(p(logTimes, 0.5), "log-p50-ms")
+	b.ReportMetric(p(logTimes, 0.99), "log-p99-ms")
+	b.ReportMetric(p(rawTimes, 0.5), "raw-p50-ms")
+	b.ReportMetric(p(rawTimes, 0.99), "raw-p99-ms")
+	b.ReportMetric(p(rawTimes, 0.5)/p(logTimes, 0.5), "raw/log-p50")
+}
+
+// rawRead reads every message of subj with an ordered consumer and counts them.
+func rawRead(ctx context.Context, js jetstream.JetStream, stream, subj string) (int, error) {
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}})
+	if err != nil {
+		return 0, err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	want := int(info.NumPending)
+	n := 0
+	for n < want {
+		batch, err := cons.FetchNoWait(want - n)
+		if err != nil {
+			return n, err
+		}
+		got := 0
+		for range batch.Messages() {
+			got++
+		}
+		if err := batch.Error(); err != nil {
+			return n, err
+		}
+		n += got
+		if got == 0 {
+			batch, err := cons.Fetch(want-n, jetstream.FetchMaxWait(5*time.Second))
+			if err != nil {
+				return n, err
+			}
+			for range batch.Messages() {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
