@@ -53,6 +53,28 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
+// BenchmarkRequestReplyFloor measures core NATS request/reply to another
+// process through the same server: the floor of BenchmarkRoundTrip.
+func BenchmarkRequestReplyFloor(b *testing.B) {
+	c := newCluster(b)
+	c.runner(b, "responder", procOpts{responder: true})
+	nc := c.bus.JetStream().Conn()
+	payload := []byte(`{"v":1,"sessionId":"bench","toolCallId":"c1","name":"noop","arguments":{}}`)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := nc.Request("bench.echo", payload, 5*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
 // BenchmarkThroughput measures no-op calls per second through 1, 2 and 4
 // toolrunner processes (concurrency 4 each), dispatched by 16 goroutines.
 func BenchmarkThroughput(b *testing.B) {

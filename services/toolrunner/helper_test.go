@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/services/toolrunner"
+	"github.com/nats-io/nats.go"
 )
 
 // The test binary doubles as a toolrunner process: with CAIRN_TEST_RUNNER set
@@ -26,6 +27,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("CAIRN_TEST_RUNNER") != "" {
 		os.Exit(runnerMain())
+	}
+	if os.Getenv("CAIRN_TEST_RESPONDER") != "" {
+		os.Exit(responderMain())
 	}
 	os.Exit(m.Run())
 }
@@ -63,6 +67,30 @@ func runnerMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	return 0
+}
+
+// responderMain answers core NATS requests on bench.echo: the floor the
+// round-trip benchmark compares against, measured in the same run.
+func responderMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	nc, err := nats.Connect(os.Getenv("CAIRN_TEST_NATS"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer nc.Close()
+	if _, err := nc.Subscribe("bench.echo", func(m *nats.Msg) { _ = m.Respond(m.Data) }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := nc.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("READY")
+	<-ctx.Done()
 	return 0
 }
 
@@ -151,6 +179,7 @@ type proc struct {
 type procOpts struct {
 	concurrency, ackWaitMs, shutdownMs int
 	http                               bool
+	responder                          bool // run the request/reply responder instead
 }
 
 // startRunner starts a toolrunner process and waits until it takes calls.
@@ -161,6 +190,9 @@ func startRunner(t testing.TB, natsURL, root, records, name string, o procOpts) 
 		"CAIRN_TEST_RECORDS="+records, "CAIRN_TEST_NAME="+name,
 		fmt.Sprintf("CAIRN_TEST_CONCURRENCY=%d", o.concurrency), fmt.Sprintf("CAIRN_TEST_ACKWAIT_MS=%d", o.ackWaitMs),
 		fmt.Sprintf("CAIRN_TEST_SHUTDOWN_MS=%d", o.shutdownMs))
+	if o.responder {
+		cmd.Env = append(cmd.Env, "CAIRN_TEST_RUNNER=", "CAIRN_TEST_RESPONDER=1")
+	}
 	if o.http {
 		cmd.Env = append(cmd.Env, "CAIRN_TEST_HTTP=127.0.0.1:0")
 	}
