@@ -1,6 +1,7 @@
 // Package agenttest has small real implementations for tests of code that
 // drives the agent core: an in-memory session tree that satisfies
-// harness.Session.
+// harness.Session, and [TestSession], the conformance suite every
+// harness.Session implementation should pass.
 //
 // # Concurrency
 //
