@@ -356,7 +356,9 @@ func BenchmarkColdLoad1M(b *testing.B) {
 	}
 	slices.Sort(logTimes)
 	slices.Sort(rawTimes)
-	p := func(d []time.Duration, q float64) float64 { return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000 }
+	p := func(d []time.Duration, q float64) float64 {
+		return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(p(logTimes, 0.5), "log-p50-ms")
 	b.ReportMetric(p(logTimes, 0.99), "log-p99-ms")
 	b.ReportMetric(p(rawTimes, 0.5), "raw-p50-ms")

@@ -31,10 +31,39 @@
 // # The log
 //
 // [Log] is the append-only store of entries, one ordered sequence per
-// session (see its documentation for Append, Read and Watch). This section
-// belongs to the log's author, who states its full guarantees here:
-// optimistic concurrency, idempotent retries, large entries, the hash chain,
-// durability.
+// session. [JetStreamLog] keeps it in the stream CAIRN_SESSIONS, one subject
+// per session; [MemLog] keeps it in memory with the same semantics; both
+// pass the conformance suite in package logtest. [Session] is a writer's view
+// of one session over a Log: create, append, load, path, children, moveTo,
+// labels, navigate, fork. Design and measurements: docs/session-log.md.
+//
+//   - Optimistic concurrency: every append names the sequence of the
+//     session's last entry (0: empty). If another writer appended first the
+//     append fails with [ErrConflict] and writes nothing; of two concurrent
+//     appends with the same expectation exactly one succeeds. A [Session]
+//     that got ErrConflict refuses further appends: its owner drops it.
+//   - Idempotence: an append carries Nats-Msg-Id <sid>.<entry id>. Retrying an
+//     append whose acknowledgement was lost (same entry id, same expected
+//     sequence) returns the original record, on R1 and R3 streams alike;
+//     the JetStream log retries transient failures (no responders, timeouts
+//     during a leader election) that way by itself.
+//   - Large entries: an entry over the server's max payload has its largest
+//     blocks (image data, long text) moved to the object store bucket
+//     cairn_blobs, named by digest; reads restore them.
+//   - Hash chain: each entry's ParentDigest is the [Digest] of the stored
+//     bytes of the entry before it on the subject. [VerifyChain] finds an
+//     edited, removed or reordered entry and names it.
+//   - Cold loads: a read from the start uses the session's snapshot (an
+//     object in cairn_snapshots) and reads only the entries after it, so it
+//     does not slow down as the stream grows.
+//
+// # Durability
+//
+// An acknowledged append is in the stream. On one node that means it
+// survives a killed process but not a lost machine (the file store syncs
+// every two minutes unless the server runs with sync always); on an R3
+// stream it survives the loss of one node. Snapshots are a cache and never
+// the only copy of anything.
 //
 // # Ordering
 //
@@ -45,15 +74,18 @@
 //
 // # Concurrency
 //
-// An [Index] and the values the tree and context functions return are
-// immutable once built and may be shared between goroutines. They share
+// Logs are safe for concurrent use. A [Session] is not: it has one owner,
+// the session's single writer. An [Index] and the values the tree and
+// context functions return are immutable once built and may be shared
+// between goroutines. They share
 // memory with the entries they were built from (messages, content blocks):
 // treat both as read-only.
 //
 // # Errors
 //
 // Match errors with errors.Is. The log's sentinels are [ErrConflict],
-// [ErrNotFound], [ErrTooLarge] and [ErrCorrupt]. A malformed log is a
+// [ErrNotFound], [ErrTooLarge], [ErrCorrupt] (a [*ChainError] matches it)
+// and [ErrDuplicate]; invalid ids and fields are [events.FieldError]s. A malformed log is a
 // [*TreeError] matching [ErrMalformedTree]; a query for an id that is not in
 // the session matches [ErrUnknownEntry]; an invalid path or entry given to
 // the reducer is a [*ContextError] matching [ErrInvalidPath]. Every error
