@@ -433,3 +433,20 @@ func TestInterruptedCallsAreClosedOnRecovery(t *testing.T) {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestWritesHeldDuringTheLastCallFlushWhenTheRunSettles(t *testing.T) {
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{})
+	hook.On(f.h.Hooks(), func(ctx context.Context, _ hook.BeforeProviderRequestEvent) (hook.RequestPatch, error) {
+		// asked for while the model call is being made
+		if err := f.h.Append(ctx, events.Entry{Type: events.EntryCustom, CustomType: "late"}); err != nil {
+			return hook.RequestPatch{}, err
+		}
+		return hook.RequestPatch{}, nil
+	})
+	if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(f.sess.Entries()); got != "user:hi | assistant:ok:stop | custom:late" {
+		t.Fatalf("session: %s", got)
+	}
+}

@@ -210,3 +210,23 @@ func TestThresholdCompactionAtTheSavePoint(t *testing.T) {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestAbortDuringTheModelCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, `{"rules":[{"reply":{"text":"slow answer","delayMs":60000}}]}`, harness.Config{})
+		f.h.FollowUp(user("queued"))
+		start := time.Now()
+		done := f.prompt("hi")
+		synctest.Wait()
+		ab := f.h.Abort()
+		if err := <-done; !errors.Is(err, llm.ErrAborted) {
+			t.Fatalf("err = %v", err)
+		}
+		if time.Since(start) != 0 || len(ab.FollowUp) != 1 {
+			t.Fatalf("elapsed %v, aborted %+v", time.Since(start), ab)
+		}
+		if got := summary(f.sess.Entries()); got != "user:hi | assistant::aborted" {
+			t.Fatalf("session: %s", got)
+		}
+	})
+}
