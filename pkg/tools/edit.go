@@ -138,14 +138,17 @@ func (t *Edit) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 }
 
 // applyEdits applies reps to content, every oldText matched against the
-// original. Line endings are matched loosely: a CRLF file is edited as if it
-// had LF endings and written back with CRLF; a UTF-8 byte order mark is kept.
+// original. Line endings are matched loosely: a file with only CRLF endings
+// is edited as if it had LF endings and written back with CRLF; a UTF-8 byte
+// order mark is kept.
 // It returns the new content and the first changed line (1-based), or a
 // description of every edit that failed.
 func applyEdits(content string, reps []replacement) (string, int, string) {
 	bom := strings.HasPrefix(content, "\uFEFF")
 	content = strings.TrimPrefix(content, "\uFEFF")
-	crlf := strings.Contains(content, "\r\n")
+	// Only a file whose every line ends in CRLF is edited as LF; a file with
+	// mixed endings is matched exactly, so its LF lines stay LF.
+	crlf := strings.Contains(content, "\r\n") && strings.Count(content, "\r\n") == strings.Count(content, "\n")
 	if crlf {
 		content = strings.ReplaceAll(content, "\r\n", "\n")
 	}

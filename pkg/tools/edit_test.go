@@ -83,6 +83,15 @@ func TestEditCRLFAndBOM(t *testing.T) {
 	}
 }
 
+func TestEditMixedLineEndings(t *testing.T) {
+	s, ws := newSet(t)
+	writeFile(t, ws, "m.txt", "one\r\ntwo\nthree\n")
+	mustCall(t, s, "edit", map[string]any{"path": "m.txt", "edits": []ed{{"oldText": "two\nthree", "newText": "2\n3"}}})
+	if got := readFile(t, ws, "m.txt"); got != "one\r\n2\n3\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 func TestEditArgErrors(t *testing.T) {
 	s, _ := newSet(t)
 	cases := map[string]string{
