@@ -19,10 +19,7 @@ type Builder struct {
 	msg     events.Message
 	args    map[int]*bytes.Buffer // tool-call argument text by block index
 	usage   events.Usage
-	// HasUsage records that the provider reported usage at all; compatible
-	// servers may not.
-	hasUsage bool
-	secrets  []string
+	secrets []string
 }
 
 // Redact makes Fail remove secret from error messages, for servers that
@@ -138,11 +135,7 @@ func (b *Builder) ToolArgs(i int, s string) {
 // reports: providers send running totals).
 func (b *Builder) SetUsage(u events.Usage) {
 	b.usage = u
-	b.hasUsage = true
 }
-
-// Usage returns the usage recorded so far.
-func (b *Builder) Usage() events.Usage { return b.usage }
 
 // SetResponseID records the provider's id of the response.
 func (b *Builder) SetResponseID(id string) { b.msg.ResponseID = id }

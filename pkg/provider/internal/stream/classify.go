@@ -74,11 +74,6 @@ func Invalid(format string, args ...any) *llm.Error {
 	return &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// IsAborted reports whether err comes from a cancelled context.
-func IsAborted(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, context.Canceled)
-}
-
 // RetryAfter reads how long the provider asked to wait: retry-after-ms
 // (OpenAI), Retry-After in seconds or as an HTTP date, else 0.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
