@@ -47,6 +47,12 @@ func (s *Server) handle(msg jetstream.Msg) {
 		fail("tool call %s was delivered %d times without completing (the limit is %d); giving up", call.ToolCallID, delivered, s.w.MaxDeliveries)
 		return
 	}
+	if s.isRunning(call.SessionID, call.ToolCallID) {
+		// Redelivered while still running here (in-progress acks were late):
+		// the running execution will answer and acknowledge it.
+		log.Warn("call redelivered while still running on this worker; leaving it to the running execution")
+		return
+	}
 	// Only non-idempotent calls need a start record: an idempotent call is
 	// simply run again on redelivery, its result deduplicated by Msg-Id.
 	key := ""

@@ -210,6 +210,13 @@ func (s *Server) onCancel(m *nats.Msg) {
 	}
 }
 
+func (s *Server) isRunning(sid, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.mu.inflight[sid][id]
+	return ok
+}
+
 func (s *Server) track(sid, id string, cancel context.CancelCauseFunc) (untrack func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
