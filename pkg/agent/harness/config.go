@@ -134,6 +134,7 @@ var (
 	ErrCancelled   = errors.New("cancelled by a hook")
 	ErrOverflow    = errors.New("context overflow persists after compaction")
 	ErrNoCompactor = errors.New("no compactor configured")
+	ErrNoPrompt    = errors.New("harness: Prompt needs at least one message (or a queued next-turn message)")
 )
 
 func (c *Config) validate() error {

@@ -450,3 +450,46 @@ func TestWritesHeldDuringTheLastCallFlushWhenTheRunSettles(t *testing.T) {
 		t.Fatalf("session: %s", got)
 	}
 }
+
+func TestPromptNeedsAMessage(t *testing.T) {
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{})
+	if err := f.h.Prompt(context.Background()); !errors.Is(err, harness.ErrNoPrompt) {
+		t.Fatalf("err = %v", err)
+	}
+	f.h.NextTurn(user("queued"))
+	if err := f.h.Prompt(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(f.sess.Entries()); got != "user:queued | assistant:ok:stop" {
+		t.Fatalf("session: %s", got)
+	}
+}
+
+func TestNextTurnMessagesSurviveAFailedStart(t *testing.T) {
+	g := newGate("gate")
+	f := newFixture(t, toolThenText, harness.Config{}, g)
+	done := f.prompt("go")
+	recv(t, g.started)
+	if err := f.h.Append(context.Background(), events.Entry{Type: events.EntryCustom, CustomType: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	broken := errors.New("store down")
+	f.sess.FailAppends(broken)
+	close(g.release)
+	if err := wait(t, done); !errors.Is(err, broken) {
+		t.Fatalf("first run: %v", err)
+	}
+	f.h.NextTurn(user("note"))
+	// the held write still fails: the run does not start, the note stays queued
+	if err := f.h.Prompt(context.Background(), user("lost prompt")); !errors.Is(err, broken) {
+		t.Fatalf("second run: %v", err)
+	}
+	f.sess.FailAppends(nil)
+	if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	want := "user:go | assistant::toolUse | custom:held | toolResult:Tool call gate was interrupted before its result was recorded; it was not run again. | user:note | user:hi | assistant:done:stop"
+	if got := summary(f.sess.Entries()); got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -31,6 +31,14 @@ func (h *Harness) Continue(ctx context.Context) error {
 }
 
 func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (err error) {
+	if !cont && len(msgs) == 0 {
+		h.mu.Lock()
+		n := len(h.mu.next)
+		h.mu.Unlock()
+		if n == 0 {
+			return ErrNoPrompt
+		}
+	}
 	if err := h.begin(PhaseTurn); err != nil {
 		return err
 	}
@@ -38,10 +46,6 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	defer cancel(nil)
 	h.mu.Lock()
 	h.mu.cancel = cancel
-	prompts := append(h.mu.next, msgs...)
-	if !cont {
-		h.mu.next = nil
-	}
 	h.run.version = h.mu.version
 	s := h.mu.settings
 	h.mu.Unlock()
@@ -64,6 +68,15 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	}
 	if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
 		return err
+	}
+	// Next-turn messages leave their queue only now that nothing before
+	// the run can fail.
+	var prompts []events.Message
+	if !cont {
+		h.mu.Lock()
+		prompts = append(h.mu.next, msgs...)
+		h.mu.next = nil
+		h.mu.Unlock()
 	}
 	system := s.system
 	if !cont {
