@@ -60,6 +60,9 @@ type EditDetails struct {
 	Path             string `json:"path"`
 	Replacements     int    `json:"replacements"`
 	FirstChangedLine int    `json:"firstChangedLine,omitempty"`
+	// Diff shows each replaced region as whole lines, "-" before and "+"
+	// after, under an "@@ line N @@" header (N in the original file).
+	Diff string `json:"diff,omitempty"`
 }
 
 // Spec describes edit. Applying the same edit twice fails the second time
@@ -115,7 +118,7 @@ func (t *Edit) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 	if bytes.IndexByte(raw, 0) >= 0 {
 		return errorResult(fmt.Sprintf("%s is a binary file; edit works on text", a.Path), nil), nil
 	}
-	out, first, problem := applyEdits(string(raw), reps)
+	out, first, diff, problem := applyEdits(string(raw), reps)
 	if problem != "" {
 		return errorResult(fmt.Sprintf("Edit failed, %s was not changed:\n%s", a.Path, problem), nil), nil
 	}
@@ -134,16 +137,16 @@ func (t *Edit) Execute(ctx context.Context, call tool.Call, _ func(tool.Result))
 		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	}
 	return textResult(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(reps), a.Path),
-		EditDetails{Path: a.Path, Replacements: len(reps), FirstChangedLine: first}), nil
+		EditDetails{Path: a.Path, Replacements: len(reps), FirstChangedLine: first, Diff: diff}), nil
 }
 
 // applyEdits applies reps to content, every oldText matched against the
 // original. Line endings are matched loosely: a file with only CRLF endings
 // is edited as if it had LF endings and written back with CRLF; a UTF-8 byte
 // order mark is kept.
-// It returns the new content and the first changed line (1-based), or a
-// description of every edit that failed.
-func applyEdits(content string, reps []replacement) (string, int, string) {
+// It returns the new content, the first changed line (1-based) and a diff,
+// or a description of every edit that failed.
+func applyEdits(content string, reps []replacement) (out string, first int, diff string, problem string) {
 	bom := strings.HasPrefix(content, "\uFEFF")
 	content = strings.TrimPrefix(content, "\uFEFF")
 	// Only a file whose every line ends in CRLF is edited as LF; a file with
@@ -184,25 +187,51 @@ func applyEdits(content string, reps []replacement) (string, int, string) {
 		}
 	}
 	if len(problems) > 0 {
-		return "", 0, strings.Join(problems, "\n")
+		return "", 0, "", strings.Join(problems, "\n")
 	}
-	var b strings.Builder
+	var b, d strings.Builder
 	prev := 0
 	for _, s := range spans {
 		b.WriteString(content[prev:s.start])
 		b.WriteString(reps[s.i].NewText)
 		prev = s.end
+		writeHunk(&d, content, s.start, s.end, reps[s.i].NewText)
 	}
 	b.WriteString(content[prev:])
-	out := b.String()
-	first := strings.Count(content[:spans[0].start], "\n") + 1
+	out = b.String()
+	first = strings.Count(content[:spans[0].start], "\n") + 1
 	if crlf {
 		out = strings.ReplaceAll(out, "\n", "\r\n")
 	}
 	if bom {
 		out = "\uFEFF" + out
 	}
-	return out, first, ""
+	return out, first, d.String(), ""
+}
+
+// writeHunk writes the whole lines around content[start:end] before and
+// after it is replaced by repl.
+func writeHunk(d *strings.Builder, content string, start, end int, repl string) {
+	ls := strings.LastIndexByte(content[:start], '\n') + 1
+	le := end // a match that ends a line pulls in nothing after it
+	if end == start || content[end-1] != '\n' {
+		le = len(content)
+		if i := strings.IndexByte(content[end:], '\n'); i >= 0 {
+			le = end + i
+		}
+	}
+	before := strings.TrimSuffix(content[ls:le], "\n")
+	after := strings.TrimSuffix(content[ls:start]+repl+content[end:le], "\n")
+	fmt.Fprintf(d, "@@ line %d @@\n", strings.Count(content[:start], "\n")+1)
+	for l := range strings.SplitSeq(before, "\n") {
+		d.WriteString("-" + l + "\n")
+	}
+	if after == "" && repl == "" {
+		return // lines deleted
+	}
+	for l := range strings.SplitSeq(after, "\n") {
+		d.WriteString("+" + l + "\n")
+	}
 }
 
 // matchLines lists the lines where old starts in content, at most five.

@@ -23,6 +23,10 @@ func TestEditSeveral(t *testing.T) {
 	if d.Replacements != 2 || d.FirstChangedLine != 3 {
 		t.Fatalf("details %+v", d)
 	}
+	wantDiff := "@@ line 3 @@\n-func A() {}\n+func A() int { return 1 }\n@@ line 5 @@\n-func B() {}\n+func B() int { return 2 }\n"
+	if d.Diff != wantDiff {
+		t.Fatalf("diff\n%s\nwant\n%s", d.Diff, wantDiff)
+	}
 	want := "package a\n\nfunc A() int { return 1 }\n\nfunc B() int { return 2 }\n"
 	if got := readFile(t, ws, "f.go"); got != want {
 		t.Fatalf("got %q", got)
@@ -80,6 +84,25 @@ func TestEditCRLFAndBOM(t *testing.T) {
 	mustCall(t, s, "edit", map[string]any{"path": "w.txt", "edits": []ed{{"oldText": "one\ntwo", "newText": "1\n2"}}})
 	if got := readFile(t, ws, "w.txt"); got != "\uFEFF1\r\n2\r\nthree\r\n" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestEditDiffMultiline(t *testing.T) {
+	s, ws := newSet(t)
+	writeFile(t, ws, "f.txt", "a\nb\nc\nd\n")
+	r := mustCall(t, s, "edit", map[string]any{"path": "f.txt", "edits": []ed{{"oldText": "b\nc\n", "newText": "X\n"}}})
+	var d EditDetails
+	decodeDetails(t, r, &d)
+	if want := "@@ line 2 @@\n-b\n-c\n+X\n"; d.Diff != want {
+		t.Fatalf("diff %q, want %q", d.Diff, want)
+	}
+	if got := readFile(t, ws, "f.txt"); got != "a\nX\nd\n" {
+		t.Fatalf("got %q", got)
+	}
+	r = mustCall(t, s, "edit", map[string]any{"path": "f.txt", "edits": []ed{{"oldText": "X\n", "newText": ""}}})
+	decodeDetails(t, r, &d)
+	if want := "@@ line 2 @@\n-X\n"; d.Diff != want {
+		t.Fatalf("deletion diff %q, want %q", d.Diff, want)
 	}
 }
 
