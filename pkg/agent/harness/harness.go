@@ -114,6 +114,9 @@ func New(ctx context.Context, cfg Config) (*Harness, error) {
 	if st.ThinkingLevel != "" {
 		s.thinking = st.ThinkingLevel
 	}
+	if s.system == "" {
+		s.system = st.SystemPrompt
+	}
 	if st.HasTools {
 		s.tools = filterTools(cfg.Tools, st.ActiveTools)
 	}

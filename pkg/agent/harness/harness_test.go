@@ -493,3 +493,13 @@ func TestNextTurnMessagesSurviveAFailedStart(t *testing.T) {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestReduceTakesTheSessionHeader(t *testing.T) {
+	st := harness.Reduce([]events.Entry{
+		{Type: events.EntrySession, ID: "s1", Model: "scripted/x", ThinkingLevel: "low", SystemPrompt: "sys", Tools: []string{"read"}},
+		{Type: events.EntryModelChange, ID: "e1", Provider: "scripted", ModelID: "y"},
+	})
+	if st.Model != "scripted/y" || st.ThinkingLevel != "low" || st.SystemPrompt != "sys" || !st.HasTools || st.ActiveTools[0] != "read" || st.LeafID != "e1" {
+		t.Fatalf("state = %+v", st)
+	}
+}

@@ -22,14 +22,17 @@ type Session interface {
 // State is what a path of entries means to the harness.
 type State struct {
 	Messages      []events.Message
-	Model         string   // provider/model of the last model_change, "" if none
+	SystemPrompt  string   // of the session header, "" if none
+	Model         string   // provider/model of the last model_change (or the header), "" if none
 	ThinkingLevel string   // of the last thinking_level_change, "" if none
 	ActiveTools   []string // of the last active_tools_change
 	HasTools      bool     // an active_tools_change is on the path
 	LeafID        string   // ID of the last entry, "" for an empty path
 }
 
-// Reduce builds the state of a path. With a compaction on the path the
+// Reduce builds the state of a path (a `session` header, if the path
+// starts with one, gives the initial model, thinking level, tools and
+// system prompt). With a compaction on the path the
 // messages are its summary, then the messages from its FirstKeptEntryID up
 // to it, then those after it. Entry types it does not know are skipped.
 func Reduce(path []events.Entry) State {
@@ -38,6 +41,11 @@ func Reduce(path []events.Entry) State {
 	for i := range path {
 		e := &path[i]
 		switch e.Type {
+		case events.EntrySession:
+			s.SystemPrompt, s.Model, s.ThinkingLevel = e.SystemPrompt, e.Model, e.ThinkingLevel
+			if e.Tools != nil {
+				s.ActiveTools, s.HasTools = e.Tools, true
+			}
 		case events.EntryModelChange:
 			s.Model = e.Provider + "/" + e.ModelID
 		case events.EntryThinkingLevelChange:
