@@ -170,60 +170,21 @@ func BenchmarkAppend1000Sessions(b *testing.B) {
 }
 
 // The cold-load stream: 1M entries of 10,000 sessions, 20 of which have
-// 1,000 entries, all interleaved. Built once per process: it takes a while.
-var coldStream struct {
-	once sync.Once
-	js   jetstream.JetStream
-	big  []string
-	err  error
-}
-
+// 1,000 entries, all interleaved.
 const (
 	coldTotal    = 1_000_000
 	coldSessions = 10_000
 	coldBig      = 20
 	coldBigLen   = 1000
+	coldLoads    = 200
 )
-
-func buildColdStream(b *testing.B) {
-	coldStream.once.Do(func() {
-		// The server outlives this benchmark function: it is cached for the
-		// process, and the process ends after the benchmarks.
-		s := natstest.RunServer(noCleanup{b})
-		nc, err := nats.Connect(s.ClientURL())
-		if err != nil {
-			coldStream.err = err
-			return
-		}
-		js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-		coldStream.js = js
-		ctx := context.Background()
-		l, err := session.NewJetStreamLog(ctx, js)
-		if err != nil {
-			coldStream.err = err
-			return
-		}
-		coldStream.err = fillCold(ctx, js, l)
-	})
-	if coldStream.err != nil {
-		b.Fatal(coldStream.err)
-	}
-}
-
-// noCleanup keeps the cached server alive past the benchmark that built it.
-type noCleanup struct{ testing.TB }
-
-func (noCleanup) Cleanup(func()) {}
-func (n noCleanup) TempDir() string {
-	return n.TB.TempDir() // removed when that benchmark ends; the server keeps its open files
-}
 
 // fillCold publishes the stream asynchronously: every entry carries its
 // parent's digest, like a log written by Session writers. Then it reads each
 // big session once (which writes its snapshot, as any cold read of a long
 // tail does) and appends a further 10% of traffic with 50 entries of each big
 // session in it, so every load reads a snapshot and a tail from the stream.
-func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamLog) error {
+func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamLog) ([]string, error) {
 	names := events.Names{}
 	type state struct {
 		n      int
@@ -232,8 +193,9 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 	}
 	st := make([]state, coldSessions)
 	sid := func(i int) string { return fmt.Sprintf("cold%05d", i) }
+	var big []string
 	for i := range coldBig {
-		coldStream.big = append(coldStream.big, sid(i))
+		big = append(big, sid(i))
 	}
 	publish := func(i int) error {
 		s := &st[i]
@@ -260,7 +222,7 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 		msg := &nats.Msg{Subject: names.SessionSubject(sid(i)), Data: data, Header: nats.Header{
 			events.HeaderMsgID: []string{events.MsgID(sid(i), e.ID)}, session.HeaderDigest: []string{s.digest},
 		}}
-		_, err = js.PublishMsgAsync(msg)
+		_, err = js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 		return err
 	}
 	// Big sessions get coldBigLen-50 entries spread evenly through the
@@ -279,15 +241,15 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 			}
 		}
 		if err := publish(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := waitAsync(ctx, js); err != nil {
-		return err
+		return nil, err
 	}
-	for _, s := range coldStream.big {
+	for _, s := range big {
 		if _, err := l.Read(ctx, s, 0); err != nil { // writes the snapshot
-			return err
+			return nil, err
 		}
 	}
 	rest := coldTotal - first
@@ -298,10 +260,10 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 			i = (k / bigEvery) % coldBig
 		}
 		if err := publish(i); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return waitAsync(ctx, js)
+	return big, waitAsync(ctx, js)
 }
 
 func waitAsync(ctx context.Context, js jetstream.JetStream) error {
@@ -319,22 +281,33 @@ func waitAsync(ctx context.Context, js jetstream.JetStream) error {
 // entries of 10,000 sessions: through the log (snapshot plus the tail read
 // by batched direct get), against a raw read of the same session by subject
 // from the start (an ordered consumer, what a reader without the snapshot
-// does). Run it alone, e.g.
+// does). Building the stream takes a minute or more, so one call does
+// coldLoads loads of each kind whatever b.N is; run it alone with
 //
-//	go test -run '^$' -bench ColdLoad1M -benchtime 100x ./pkg/session/
+//	go test -run '^$' -bench ColdLoad1M -benchtime 1x -timeout 30m ./pkg/session/
 func BenchmarkColdLoad1M(b *testing.B) {
-	buildColdStream(b)
 	ctx := context.Background()
-	js := coldStream.js
-	l, err := session.NewJetStreamLog(ctx, js, session.WithCreate(false))
+	s := natstest.RunServer(b)
+	nc := natstest.Connect(b, s.Server)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
 	if err != nil {
 		b.Fatal(err)
 	}
+	l, err := session.NewJetStreamLog(ctx, js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	big, err := fillCold(ctx, js, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("filled %d entries in %v", coldTotal, time.Since(t0).Round(time.Millisecond))
 	names := events.Names{}
 	var logTimes, rawTimes []time.Duration
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		sid := coldStream.big[i%len(coldStream.big)]
+	for i := range coldLoads {
+		sid := big[i%len(big)]
 		t0 := time.Now()
 		s, err := session.Load(ctx, l, sid)
 		if err != nil {
