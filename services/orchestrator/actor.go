@@ -1,0 +1,281 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+)
+
+// actor owns one session: one goroutine reads its mailbox and drives its
+// harness; a run (a prompt, a navigation, a recovery) goes on in a second
+// goroutine while the mailbox keeps being read, so steering, follow-ups and
+// aborts reach a running agent.
+type actor struct {
+	sid  string
+	o    *Orchestrator
+	part *partition
+	log  *slog.Logger
+
+	signal chan struct{} // a mailbox item is waiting
+	mu     struct {
+		sync.Mutex
+		box     []item
+		stopped bool // the actor left; route must start a new one
+	}
+
+	// Owned by the actor goroutine.
+	st       *store
+	h        *harness.Harness
+	waits    *waiters
+	tools    map[string]*remoteTool
+	running  bool
+	runDone  chan error
+	deferred []intake.Command // commands waiting for the run to end
+	eventSeq atomic.Uint64
+
+	cmds struct {
+		sync.Mutex
+		seq     map[string]uint64 // pending command id → its stream sequence
+		applied map[string]bool   // command ids named in the log
+	}
+}
+
+// item is one mailbox message: a command or a tool result.
+type item struct {
+	cmd    *intake.Command
+	result *events.ToolResult
+}
+
+func newActor(o *Orchestrator, p *partition, sid string) *actor {
+	a := &actor{sid: sid, o: o, part: p, log: o.log.With("session", sid),
+		signal: make(chan struct{}, 1), waits: newWaiters(), runDone: make(chan error, 1)}
+	a.cmds.seq = map[string]uint64{}
+	a.cmds.applied = map[string]bool{}
+	return a
+}
+
+// enqueue adds it to the mailbox; false if the actor has stopped.
+func (a *actor) enqueue(it item) bool {
+	a.mu.Lock()
+	if a.mu.stopped {
+		a.mu.Unlock()
+		return false
+	}
+	a.mu.box = append(a.mu.box, it)
+	a.mu.Unlock()
+	select {
+	case a.signal <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// stopIfIdle marks the actor stopped when its mailbox is empty.
+func (a *actor) stopIfIdle() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.mu.box) > 0 {
+		return false
+	}
+	a.mu.stopped = true
+	return true
+}
+
+func (a *actor) take() []item {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	box := a.mu.box
+	a.mu.box = nil
+	return box
+}
+
+// run is the actor goroutine.
+func (a *actor) run(ctx context.Context) {
+	defer a.part.remove(a)
+	if err := a.load(ctx); err != nil && !errors.Is(err, session.ErrNotFound) {
+		a.log.Error("cannot load session; its commands wait for the next owner", "err", err)
+		a.stopIfIdle()
+		a.mu.Lock()
+		a.mu.stopped = true
+		a.mu.Unlock()
+		return
+	}
+	idle := time.NewTimer(a.o.cfg.IdleTimeout)
+	defer idle.Stop()
+	for {
+		select {
+		case <-a.signal:
+			for _, it := range a.take() {
+				a.handle(ctx, it)
+			}
+		case err := <-a.runDone:
+			a.afterRun(ctx, err)
+		case <-idle.C:
+			if !a.running && a.stopIfIdle() {
+				return
+			}
+		case <-ctx.Done():
+			if a.running {
+				if a.h != nil {
+					a.h.Abort()
+				}
+				<-a.runDone
+			}
+			a.mu.Lock()
+			a.mu.stopped = true
+			a.mu.Unlock()
+			return
+		}
+		if st := a.st; st != nil && st.lost() {
+			a.log.Warn("another writer appended to this session; dropping it")
+			a.mu.Lock()
+			a.mu.stopped = true
+			a.mu.Unlock()
+			if a.running {
+				a.h.Abort()
+				<-a.runDone
+			}
+			return
+		}
+		if !idle.Stop() {
+			select {
+			case <-idle.C:
+			default:
+			}
+		}
+		idle.Reset(a.o.cfg.IdleTimeout)
+	}
+}
+
+// load reads the session from the log, if it exists, and starts recovery.
+func (a *actor) load(ctx context.Context) error {
+	s, err := session.Load(ctx, a.o.cfg.Log, a.sid)
+	if err != nil {
+		return err
+	}
+	a.attach(s)
+	if a.needsRecovery() {
+		a.startRun(ctx, a.recover)
+		return nil
+	}
+	return a.newHarness(ctx)
+}
+
+// attach makes s the actor's session.
+func (a *actor) attach(s *session.Session) {
+	a.cmds.Lock()
+	for _, e := range s.Entries() {
+		if e.CommandID != "" {
+			a.cmds.applied[e.CommandID] = true
+		}
+	}
+	a.cmds.Unlock()
+	a.st = newStore(s, a.onApplied)
+}
+
+// onApplied finishes a command once an entry naming it is durable. It runs
+// on whichever goroutine appended.
+func (a *actor) onApplied(commandID string) {
+	a.cmds.Lock()
+	seq, ok := a.cmds.seq[commandID]
+	delete(a.cmds.seq, commandID)
+	a.cmds.applied[commandID] = true
+	a.cmds.Unlock()
+	if ok {
+		a.part.done(seq)
+	}
+	a.o.metrics.commandsApplied.Inc()
+}
+
+// finish ends a command that needs no entry (its effect was already there).
+func (a *actor) finish(commandID string) {
+	a.cmds.Lock()
+	seq, ok := a.cmds.seq[commandID]
+	delete(a.cmds.seq, commandID)
+	a.cmds.Unlock()
+	if ok {
+		a.part.done(seq)
+	}
+}
+
+// startRun runs f on the run goroutine.
+func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
+	a.running = true
+	a.part.wg.Add(1)
+	go func() {
+		defer a.part.wg.Done()
+		a.runDone <- f(ctx)
+	}()
+}
+
+func (a *actor) afterRun(ctx context.Context, err error) {
+	a.running = false
+	if err != nil && ctx.Err() == nil {
+		a.log.Info("run ended with an error", "err", err)
+	}
+	if a.st != nil {
+		// An abort that came too late to stop anything applied nothing.
+		for _, id := range a.st.unstamp(stampAbort) {
+			a.finish(id)
+		}
+	}
+	if a.h == nil && a.st != nil && ctx.Err() == nil {
+		if err := a.newHarness(ctx); err != nil {
+			a.log.Error("cannot start the session's harness", "err", err)
+			return
+		}
+	}
+	deferred := a.deferred
+	a.deferred = nil
+	for i := range deferred {
+		a.handleCommand(ctx, deferred[i])
+	}
+}
+
+func (a *actor) handle(ctx context.Context, it item) {
+	switch {
+	case it.result != nil:
+		a.waits.deliver(*it.result)
+	case it.cmd != nil:
+		c := *it.cmd
+		if c.Err == nil {
+			a.cmds.Lock()
+			applied := a.cmds.applied[c.Cmd.ID]
+			if !applied {
+				a.cmds.seq[c.Cmd.ID] = c.Seq
+			}
+			a.cmds.Unlock()
+			if applied {
+				a.part.done(c.Seq)
+				return
+			}
+		}
+		a.handleCommand(ctx, c)
+	}
+}
+
+// publish sends an agent event to live clients. Events may be lost without
+// harm (the log is the record), so it does not wait for the stream.
+func (a *actor) publish(ev events.Event) {
+	ev.SessionID = a.sid
+	ev.Seq = a.eventSeq.Add(1)
+	if ev.Time == "" {
+		ev.Time = events.FormatTime(time.Now())
+	}
+	data, err := ev.Encode()
+	if err != nil {
+		a.log.Warn("cannot encode event", "type", ev.Type, "err", err)
+		return
+	}
+	if _, err := a.o.js.PublishAsync(a.o.cfg.Names.EventSubject(a.sid), data); err != nil {
+		a.o.metrics.eventsDropped.Inc()
+	}
+}

@@ -1,0 +1,282 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+)
+
+// Rejection codes recorded in command_rejected entries.
+const (
+	codeBusy        = "busy"
+	codeIdle        = "idle"
+	codeInvalid     = "invalid"
+	codeNoSession   = "no_session"
+	codeExists      = "exists"
+	codeCleared     = "cleared_by_abort"
+	codeUnavailable = "unavailable"
+)
+
+// handleCommand applies one command of the session, in order.
+func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
+	if c.Err != nil {
+		a.log.Warn("invalid command in the stream", "seq", c.Seq, "err", c.Err)
+		a.reject(ctx, events.Command{ID: fmt.Sprintf("seq-%d", c.Seq)}, codeInvalid, "invalid command: "+c.Err.Error())
+		a.part.done(c.Seq)
+		return
+	}
+	cmd := c.Cmd
+	a.o.metrics.commands.WithLabelValues(cmd.Type).Inc()
+	if cmd.Type == events.CmdCreate {
+		a.create(ctx, cmd)
+		return
+	}
+	if a.st == nil {
+		a.reject(ctx, cmd, codeNoSession, fmt.Sprintf("session %s does not exist; create it first", a.sid))
+		return
+	}
+	if a.h == nil {
+		// Recovery is running; the command waits for it.
+		a.deferred = append(a.deferred, c)
+		return
+	}
+	switch cmd.Type {
+	case events.CmdPrompt:
+		a.prompt(ctx, c)
+	case events.CmdSteer, events.CmdFollowUp:
+		msg := userMessage(cmd)
+		switch {
+		case !a.running:
+			a.startRun(ctx, func(ctx context.Context) error { return a.h.Prompt(ctx, msg) })
+		case cmd.Type == events.CmdSteer:
+			a.h.Steer(msg)
+		default:
+			a.h.FollowUp(msg)
+		}
+	case events.CmdAbort:
+		if !a.running {
+			a.reject(ctx, cmd, codeIdle, "nothing to abort: the session is idle")
+			return
+		}
+		a.st.stamp(stampAbort, cmd.ID)
+		a.abort(ctx)
+	case events.CmdNavigate:
+		a.navigate(ctx, cmd)
+	case events.CmdCompact:
+		a.reject(ctx, cmd, codeUnavailable, "compaction is not available yet")
+	case events.CmdSetModel:
+		m, ok := a.o.cfg.Models(cmd.Model)
+		if !ok || a.o.cfg.Providers[m.Provider] == nil {
+			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("unknown model %q", cmd.Model))
+			return
+		}
+		a.st.stamp(events.EntryModelChange, cmd.ID)
+		a.write(ctx, cmd, events.EntryModelChange, a.h.SetModel(ctx, m))
+	case events.CmdSetThinkingLevel:
+		a.st.stamp(events.EntryThinkingLevelChange, cmd.ID)
+		a.write(ctx, cmd, events.EntryThinkingLevelChange, a.h.SetThinkingLevel(ctx, cmd.Level))
+	case events.CmdSetTools:
+		tools, err := a.remoteTools(ctx, cmd.Tools)
+		if err != nil {
+			a.reject(ctx, cmd, codeInvalid, err.Error())
+			return
+		}
+		a.st.stamp(events.EntryActiveToolsChange, cmd.ID)
+		a.write(ctx, cmd, events.EntryActiveToolsChange, a.h.SetTools(ctx, tools))
+	case events.CmdLabel:
+		if !a.hasEntry(*cmd.EntryID) {
+			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid))
+			return
+		}
+		target := *cmd.EntryID
+		e := events.Entry{Type: events.EntryLabel, CommandID: cmd.ID, TargetID: &target, Label: cmd.Label}
+		a.write(ctx, cmd, "", a.h.Append(ctx, e))
+	}
+}
+
+// write ends a configuration command whose entry the harness writes now or
+// at its next save point.
+func (a *actor) write(ctx context.Context, cmd events.Command, stampKind string, err error) {
+	if err == nil {
+		return
+	}
+	if stampKind != "" {
+		a.st.unstamp(stampKind)
+	}
+	a.reject(ctx, cmd, codeInvalid, err.Error())
+}
+
+func (a *actor) prompt(ctx context.Context, c intake.Command) {
+	cmd := c.Cmd
+	msg := userMessage(cmd)
+	if !a.running {
+		a.startRun(ctx, func(ctx context.Context) error { return a.h.Prompt(ctx, msg) })
+		return
+	}
+	switch cmd.WhenBusyOrDefault() {
+	case events.BusyReject:
+		a.reject(ctx, cmd, codeBusy, "the session is running; send it with whenBusy steer, follow_up or interrupt, or wait")
+	case events.BusySteer:
+		a.h.Steer(msg)
+	case events.BusyFollowUp:
+		a.h.FollowUp(msg)
+	case events.BusyInterrupt:
+		a.abort(ctx)
+		a.deferred = append(a.deferred, c)
+	}
+}
+
+// abort stops the run and records why each queued message will not be
+// delivered, so that a replay after a crash does not bring it back.
+func (a *actor) abort(ctx context.Context) {
+	cleared := a.h.Abort()
+	for _, m := range append(cleared.Steering, cleared.FollowUp...) {
+		if m.CommandID != "" {
+			a.reject(ctx, events.Command{ID: m.CommandID}, codeCleared, "the session was aborted before this message was delivered")
+		}
+	}
+}
+
+func (a *actor) navigate(ctx context.Context, cmd events.Command) {
+	if a.running {
+		a.reject(ctx, cmd, codeBusy, "the session is running; navigate needs it idle")
+		return
+	}
+	if cmd.EntryID != nil && !a.hasEntry(*cmd.EntryID) {
+		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid))
+		return
+	}
+	if cmd.Summarize {
+		a.reject(ctx, cmd, codeUnavailable, "branch summaries are not available yet; navigate without summarize")
+		return
+	}
+	a.st.stamp(events.EntryLeaf, cmd.ID)
+	err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Instructions: cmd.Instructions})
+	left := a.st.unstamp(events.EntryLeaf)
+	if err != nil {
+		a.reject(ctx, cmd, codeInvalid, err.Error())
+		return
+	}
+	for _, id := range left {
+		a.finish(id) // already there: nothing to write
+	}
+}
+
+func (a *actor) hasEntry(id string) bool {
+	found := false
+	a.st.do(func(s *session.Session) error {
+		_, err := s.Path(id)
+		found = err == nil
+		return nil
+	})
+	return found
+}
+
+// reject records that cmd was refused, and why: in the log when the session
+// exists, and as a live event.
+func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason string) {
+	a.o.metrics.rejected.WithLabelValues(code).Inc()
+	a.publish(events.Event{Type: events.EvCommandRejected, CommandID: cmd.ID, Error: reason})
+	if a.st == nil {
+		a.finish(cmd.ID) // there is no log to record it in
+		return
+	}
+	// Written at once, even while a turn runs: the entry is not part of the
+	// conversation (the reducer skips it), and a client waiting for the
+	// command's outcome should not wait for the turn to end.
+	e := events.Entry{Type: events.EntryCommandRejected, CommandID: cmd.ID, Reason: reason, Code: code}
+	if _, err := a.st.Append(context.WithoutCancel(ctx), e); err != nil {
+		a.log.Warn("cannot record a rejected command", "command", cmd.ID, "err", err)
+	}
+}
+
+// create starts the session's log with its header.
+func (a *actor) create(ctx context.Context, cmd events.Command) {
+	if a.st != nil {
+		a.reject(ctx, cmd, codeExists, fmt.Sprintf("session %s already exists", a.sid))
+		return
+	}
+	model := cmd.Model
+	if model == "" {
+		model = a.o.cfg.DefaultModel
+	}
+	if m, ok := a.o.cfg.Models(model); !ok || a.o.cfg.Providers[m.Provider] == nil {
+		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("model: unknown model %q", model))
+		return
+	}
+	workspace, err := workspaceOf(a.sid, cmd.Workspace)
+	if err != nil {
+		a.reject(ctx, cmd, codeInvalid, err.Error())
+		return
+	}
+	names := cmd.Tools
+	if names == nil {
+		regs, err := a.o.bus.Tools(ctx)
+		if err != nil {
+			a.reject(ctx, cmd, codeUnavailable, "cannot read the tool registry: "+err.Error())
+			return
+		}
+		names = []string{}
+		for _, r := range regs {
+			names = append(names, r.Name)
+		}
+	} else if _, err := a.remoteTools(ctx, names); err != nil {
+		a.reject(ctx, cmd, codeInvalid, err.Error())
+		return
+	}
+	systemPrompt := cmd.SystemPrompt
+	if systemPrompt == "" {
+		systemPrompt = a.o.cfg.SystemPrompt
+	}
+	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid, CommandID: cmd.ID,
+		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
+		SystemPrompt: systemPrompt, Tools: names}
+	s, err := session.Create(ctx, a.o.cfg.Log, h)
+	if err != nil {
+		if errors.Is(err, session.ErrConflict) {
+			// Created meanwhile by someone else: load what is there.
+			if lerr := a.load(ctx); lerr == nil {
+				a.handle(ctx, item{cmd: &intake.Command{Cmd: cmd}})
+				return
+			}
+		}
+		a.log.Error("cannot create the session", "err", err)
+		return // the command stays pending; the next owner tries again
+	}
+	a.attach(s)
+	a.onApplied(cmd.ID)
+	if err := a.newHarness(ctx); err != nil {
+		a.log.Error("cannot start the session's harness", "err", err)
+	}
+}
+
+// workspaceOf checks a session's workspace: a path inside the workspace
+// root, relative to it (default: the session id).
+func workspaceOf(sid, ws string) (string, error) {
+	if ws == "" {
+		return sid, nil
+	}
+	clean := filepath.Clean(ws)
+	if !filepath.IsLocal(clean) {
+		return "", fmt.Errorf("workspace: %q is outside the workspace root; give a path relative to it, without ..", ws)
+	}
+	return clean, nil
+}
+
+func userMessage(cmd events.Command) events.Message {
+	content := events.Content{}
+	if cmd.Text != "" {
+		content.Blocks = append(content.Blocks, events.TextBlock(cmd.Text))
+	}
+	for _, img := range cmd.Images {
+		content.Blocks = append(content.Blocks, events.Block{Type: events.BlockImage, Data: img.Data, MimeType: img.MimeType})
+	}
+	return events.Message{Role: events.RoleUser, Content: content, CommandID: cmd.ID, Timestamp: time.Now().UnixMilli()}
+}

@@ -1,0 +1,106 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures an Orchestrator. Zero values mean the defaults given.
+type Config struct {
+	// Conn is the NATS connection. Required.
+	Conn *nats.Conn
+	// Log is the session log (JetStream in production). Required.
+	Log session.Log
+	// Names of streams and subjects; default prefix "cairn".
+	Names events.Names
+	// Instance names this process among orchestrators; default host-pid.
+	Instance string
+	// Partitions must equal the partition count CAIRN_COMMANDS was
+	// provisioned with; default provision.DefaultPartitions.
+	Partitions int
+	// LeaseTTL is how long a dead instance keeps its partitions; default 5s.
+	LeaseTTL time.Duration
+	// IdleTimeout is how long an idle session stays in memory; default 5m.
+	IdleTimeout time.Duration
+
+	// Providers by provider name; Models resolves provider/model references.
+	// DefaultModel is the model of sessions created without one. Required.
+	Providers    map[string]llm.Provider
+	Models       func(ref string) (llm.Model, bool)
+	DefaultModel string
+	// SystemPrompt of sessions created without one.
+	SystemPrompt string
+
+	// Registerer receives the orchestrator's metrics; default a new registry.
+	Registerer prometheus.Registerer
+	// Logger; default discards.
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Instance == "" {
+		host, _ := os.Hostname()
+		c.Instance = fmt.Sprintf("%s-%d", sanitizeToken(host), os.Getpid())
+	}
+	if c.Partitions == 0 {
+		c.Partitions = provision.DefaultPartitions
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 5 * time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.Registerer == nil {
+		c.Registerer = prometheus.NewRegistry()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports the first problem of c.
+func (c *Config) Validate() error {
+	switch {
+	case c.Conn == nil:
+		return errors.New("orchestrator: Conn is required")
+	case c.Log == nil:
+		return errors.New("orchestrator: Log is required")
+	case len(c.Providers) == 0 || c.Models == nil:
+		return errors.New("orchestrator: Providers and Models are required")
+	case c.Partitions < 0 || c.Partitions > 4096:
+		return fmt.Errorf("orchestrator: Partitions must be 1-4096, got %d", c.Partitions)
+	case c.LeaseTTL < 0 || c.IdleTimeout < 0:
+		return errors.New("orchestrator: durations must not be negative")
+	}
+	if err := events.ValidateModelRef("DefaultModel", c.DefaultModel); err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
+	}
+	if _, ok := c.Models(c.DefaultModel); !ok {
+		return fmt.Errorf("orchestrator: DefaultModel %q is not a known model", c.DefaultModel)
+	}
+	if c.Instance != "" && strings.ContainsAny(c.Instance, ". *>") {
+		return fmt.Errorf("orchestrator: Instance %q must not contain '.', '*', '>' or spaces", c.Instance)
+	}
+	return nil
+}
+
+func sanitizeToken(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '*' || r == '>' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}

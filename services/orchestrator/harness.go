@@ -1,0 +1,93 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/tool"
+)
+
+// remoteTools returns the registered tools of names, each run by its pool's
+// toolrunners; an unknown name is an error that says which.
+func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, error) {
+	if a.tools == nil {
+		a.tools = map[string]*remoteTool{}
+	}
+	workspace := ""
+	if a.st != nil {
+		workspace = a.header().Cwd
+	}
+	out := make([]tool.Tool, 0, len(names))
+	for i, n := range names {
+		t, ok := a.tools[n]
+		if !ok {
+			reg, err := a.o.bus.Lookup(ctx, n)
+			if err != nil {
+				return nil, fmt.Errorf("tools[%d]: tool %q is not registered by any toolrunner pool (%v)", i, n, err)
+			}
+			t = &remoteTool{reg: reg, bus: a.o.bus, waits: a.waits, store: a.st, workspace: workspace}
+			if a.st != nil {
+				a.tools[n] = t // before the session exists, names are only checked
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (a *actor) header() events.Entry {
+	var h events.Entry
+	a.st.do(func(s *session.Session) error { h = s.Header(); return nil })
+	return h
+}
+
+// newHarness starts the session's harness over its log. The tools it may
+// use are those named by the header or any tools change in the log; the
+// harness narrows them to the last change.
+func (a *actor) newHarness(ctx context.Context) error {
+	h := a.header()
+	names := slices.Clone(h.Tools)
+	for _, e := range a.entries() {
+		if e.Type == events.EntryActiveToolsChange {
+			for _, n := range e.ActiveToolNames {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	tools, err := a.remoteTools(ctx, names)
+	if err != nil {
+		// A tool no longer registered: go on without it, the model is told
+		// "not found" if it calls it.
+		a.log.Warn("some tools of the session are not registered", "err", err)
+		tools = tools[:0]
+		for _, n := range names {
+			if ts, err := a.remoteTools(ctx, []string{n}); err == nil {
+				tools = append(tools, ts...)
+			}
+		}
+	}
+	model, _ := a.o.cfg.Models(h.Model)
+	hs, err := harness.New(ctx, harness.Config{
+		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
+		Providers: a.o.cfg.Providers, Model: model, Models: a.o.cfg.Models,
+		ThinkingLevel: h.ThinkingLevel, SystemPrompt: h.SystemPrompt, Tools: tools,
+		Sink: a.publish, Logger: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.h = hs
+	return nil
+}
+
+func (a *actor) entries() []events.Entry {
+	var es []events.Entry
+	a.st.do(func(s *session.Session) error { es = s.Entries(); return nil })
+	return es
+}

@@ -1,0 +1,38 @@
+package orchestrator
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	commands        *prometheus.CounterVec
+	commandsApplied prometheus.Counter
+	rejected        *prometheus.CounterVec
+	eventsDropped   prometheus.Counter
+	recoveries      prometheus.Counter
+	resident        prometheus.Gauge
+	partitions      prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (metrics, error) {
+	m := metrics{
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_total",
+			Help: "Commands taken from the stream, by type."}, []string{"type"}),
+		commandsApplied: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_applied_total",
+			Help: "Commands whose effect is in the log."}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_rejected_total",
+			Help: "Commands refused, by reason code."}, []string{"code"}),
+		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_events_dropped_total",
+			Help: "Live events that could not be published."}),
+		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_recoveries_total",
+			Help: "Turns closed as interrupted after a crash."}),
+		resident: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_resident_sessions",
+			Help: "Sessions held in memory."}),
+		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_partitions_held",
+			Help: "Partitions this instance owns."}),
+	}
+	for _, c := range []prometheus.Collector{m.commands, m.commandsApplied, m.rejected, m.eventsDropped, m.recoveries, m.resident, m.partitions} {
+		if err := reg.Register(c); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}

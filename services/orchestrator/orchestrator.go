@@ -1,0 +1,144 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket names, under the configured prefix.
+func leasesBucket(n events.Names) string      { return prefixOf(n) + "_leases" }
+func checkpointsBucket(n events.Names) string { return prefixOf(n) + "_checkpoints" }
+
+func prefixOf(n events.Names) string {
+	if n.Prefix == "" {
+		return events.DefaultPrefix
+	}
+	return n.Prefix
+}
+
+// Orchestrator runs the agent loops of the sessions in the partitions it holds.
+type Orchestrator struct {
+	cfg         Config
+	log         *slog.Logger
+	js          jetstream.JetStream
+	bus         *toolbus.Bus
+	checkpoints jetstream.KeyValue
+	metrics     metrics
+
+	ctx context.Context // Run's context
+	wg  sync.WaitGroup
+	mu  struct {
+		sync.Mutex
+		partitions map[int]*partition
+		actors     map[string]*actor
+	}
+}
+
+// New checks cfg and builds an Orchestrator; Run starts it.
+func New(cfg Config) (*Orchestrator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	js, err := jetstream.New(cfg.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	bus, err := toolbus.New(cfg.Conn, cfg.Names, toolbus.WithLogger(cfg.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: register metrics: %w", err)
+	}
+	o := &Orchestrator{cfg: cfg, log: cfg.Logger.With("instance", cfg.Instance), js: js, bus: bus, metrics: m}
+	o.mu.partitions = map[int]*partition{}
+	o.mu.actors = map[string]*actor{}
+	return o, nil
+}
+
+// Run takes its share of the partitions and runs their sessions until ctx is
+// cancelled. On the way out it stops every session (a running turn is
+// aborted; recovery closes it if the abort cannot be recorded), saves the
+// command checkpoints and releases its leases so others take over at once.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	o.ctx = ctx
+	if err := toolbus.Check(ctx, o.js, o.cfg.Names); err != nil {
+		return fmt.Errorf("orchestrator: %w (run cairn provision)", err)
+	}
+	if _, err := o.js.Stream(ctx, o.cfg.Names.CommandsStream()); err != nil {
+		return fmt.Errorf("orchestrator: stream %s: %w (run cairn provision)", o.cfg.Names.CommandsStream(), err)
+	}
+	leases, err := o.js.CreateOrUpdateKeyValue(ctx, lease.BucketConfig(leasesBucket(o.cfg.Names), o.cfg.LeaseTTL, 1))
+	if err != nil {
+		return fmt.Errorf("orchestrator: leases bucket: %w", err)
+	}
+	o.checkpoints, err = o.js.KeyValue(ctx, checkpointsBucket(o.cfg.Names))
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		o.checkpoints, err = o.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: checkpointsBucket(o.cfg.Names),
+			History: 1, Description: "Cairn command checkpoints, one per partition"})
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		return fmt.Errorf("orchestrator: checkpoints bucket: %w", err)
+	}
+	if o.checkpoints == nil {
+		if o.checkpoints, err = o.js.KeyValue(ctx, checkpointsBucket(o.cfg.Names)); err != nil {
+			return fmt.Errorf("orchestrator: checkpoints bucket: %w", err)
+		}
+	}
+	stopResults, err := o.consumeResults(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopResults()
+
+	mgr, err := lease.New(lease.Config{KV: leases, Instance: o.cfg.Instance, Partitions: o.cfg.Partitions,
+		TTL: o.cfg.LeaseTTL, Logger: o.log, Acquired: o.startPartition, Lost: o.stopPartition})
+	if err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
+	}
+	o.log.Info("orchestrator running", "partitions", o.cfg.Partitions)
+	err = mgr.Run(ctx) // releases every partition (stopping it) when ctx ends
+	o.wg.Wait()
+	return err
+}
+
+// consumeResults routes tool results to the resident sessions they belong
+// to. A result for a session that is not in memory waits in the stream: the
+// session finds it when it is loaded.
+func (o *Orchestrator) consumeResults(ctx context.Context) (func(), error) {
+	cons, err := o.js.OrderedConsumer(ctx, o.cfg.Names.ResultsStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{o.cfg.Names.AllResults()},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: results consumer: %w", err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		r, err := events.DecodeToolResult(m.Data())
+		if err != nil {
+			return // another kind of result, or garbage: not ours to handle here
+		}
+		o.mu.Lock()
+		a := o.mu.actors[r.SessionID]
+		o.mu.Unlock()
+		if a != nil {
+			a.enqueue(item{result: &r})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: results consumer: %w", err)
+	}
+	return func() { cc.Stop(); <-cc.Closed() }, nil
+}

@@ -1,0 +1,118 @@
+package orchestrator
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+)
+
+// partition is one held partition: its command intake and its sessions'
+// actors. It stops when its lease is lost or the orchestrator stops.
+type partition struct {
+	o      *Orchestrator
+	n      int
+	in     *intake.Intake
+	ctx    context.Context
+	cancel context.CancelFunc
+	done_  chan struct{}
+	wg     sync.WaitGroup // actors and their runs
+}
+
+func (o *Orchestrator) startPartition(n int) {
+	ctx, cancel := context.WithCancel(o.ctx)
+	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, done_: make(chan struct{})}
+	in, err := intake.New(intake.Config{
+		JetStream: o.js, Stream: o.cfg.Names.CommandsStream(), Filter: provision.PartitionCommands(o.cfg.Names, n),
+		Checkpoints: o.checkpoints, Key: "cmd." + strconv.Itoa(n), Deliver: p.route, Logger: o.log,
+	})
+	if err != nil {
+		o.log.Error("partition intake", "partition", n, "err", err)
+		cancel()
+		close(p.done_)
+		return
+	}
+	p.in = in
+	o.mu.Lock()
+	o.mu.partitions[n] = p
+	o.mu.Unlock()
+	o.metrics.partitions.Inc()
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		defer close(p.done_)
+		if err := in.Run(ctx); err != nil && ctx.Err() == nil {
+			o.log.Error("partition intake stopped", "partition", n, "err", err)
+		}
+		p.wg.Wait()
+	}()
+	o.log.Info("partition acquired", "partition", n)
+}
+
+func (o *Orchestrator) stopPartition(n int) {
+	o.mu.Lock()
+	p := o.mu.partitions[n]
+	delete(o.mu.partitions, n)
+	o.mu.Unlock()
+	if p == nil {
+		return
+	}
+	p.cancel()
+	<-p.done_
+	o.metrics.partitions.Dec()
+	o.log.Info("partition released", "partition", n)
+}
+
+// route hands a command to its session's actor, starting one if needed.
+func (p *partition) route(c intake.Command) {
+	for {
+		a := p.actorFor(c.Session)
+		if a == nil {
+			return // stopping
+		}
+		if a.enqueue(item{cmd: &c}) {
+			return
+		}
+		// The actor was leaving; the next lookup starts a fresh one.
+		p.remove(a)
+	}
+}
+
+func (p *partition) actorFor(sid string) *actor {
+	o := p.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if a := o.mu.actors[sid]; a != nil {
+		return a
+	}
+	if o.ctx.Err() != nil {
+		return nil
+	}
+	a := newActor(o, p, sid)
+	o.mu.actors[sid] = a
+	o.metrics.resident.Inc()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		a.run(p.ctx)
+	}()
+	return a
+}
+
+func (p *partition) remove(a *actor) {
+	o := p.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.mu.actors[a.sid] == a {
+		delete(o.mu.actors, a.sid)
+		o.metrics.resident.Dec()
+	}
+}
+
+func (p *partition) done(seq uint64) {
+	if seq > 0 {
+		p.in.Done(seq)
+	}
+}

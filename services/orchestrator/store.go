@@ -1,0 +1,179 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
+)
+
+// store is a session's log as its harness sees it (harness.Session). It
+// gives every entry a deterministic id, so an append retried after a lost
+// acknowledgement is a no-op, and names the command each entry applies.
+//
+// Entry ids: the user message of a command is DeriveID("cmd", commandID);
+// any other entry of a command DeriveID("cmd", commandID, type); a tool result
+// DeriveID("result", assistantID, toolCallID); anything else
+// DeriveID(sid, last sequence, type), which a retry computes again because
+// the expected sequence has not moved.
+//
+// Entries the harness writes for a command without knowing it (a
+// model_change for set_model, the aborted reply of an abort...) are named
+// through stamps: the actor pushes the command id under the kind of entry that
+// will apply it, and the next such entry takes it, in order.
+type store struct {
+	sid string
+	// applied is called, outside the lock, after an entry naming a command
+	// is durable.
+	applied func(commandID string)
+
+	mu struct {
+		sync.Mutex
+		s      *session.Session
+		stamps map[string][]string
+		// calls maps a tool call id to the assistant entry that made it last.
+		calls map[string]string
+	}
+}
+
+func newStore(s *session.Session, applied func(string)) *store {
+	st := &store{sid: s.ID(), applied: applied}
+	st.mu.s = s
+	st.mu.stamps = map[string][]string{}
+	st.mu.calls = map[string]string{}
+	for _, e := range s.Entries() {
+		st.noteCallsLocked(&e)
+	}
+	return st
+}
+
+// Stamp kinds.
+const (
+	stampAbort = "abort" // the aborted assistant reply
+)
+
+func stampKey(e *events.Entry) string {
+	if e.Type == events.EntryMessage && e.Message != nil && e.Message.Role == events.RoleAssistant && e.Message.StopReason == events.StopAborted {
+		return stampAbort
+	}
+	return e.Type
+}
+
+// stamp queues commandID for the next entry of kind.
+func (st *store) stamp(kind, commandID string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.mu.stamps[kind] = append(st.mu.stamps[kind], commandID)
+}
+
+// unstamp removes the stamps of kind that no entry took and returns them.
+func (st *store) unstamp(kind string) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ids := st.mu.stamps[kind]
+	delete(st.mu.stamps, kind)
+	return ids
+}
+
+// Append implements harness.Session.
+func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, error) {
+	st.mu.Lock()
+	if e.CommandID == "" && e.Type == events.EntryMessage && e.Message != nil && e.Message.CommandID != "" {
+		e.CommandID = e.Message.CommandID
+	}
+	if e.CommandID == "" {
+		k := stampKey(&e)
+		if q := st.mu.stamps[k]; len(q) > 0 {
+			e.CommandID, st.mu.stamps[k] = q[0], q[1:]
+		}
+	}
+	if e.ID == "" {
+		e.ID = st.deriveIDLocked(&e)
+	}
+	if e.V == 0 {
+		e.V = events.SchemaVersion
+	}
+	rec, err := st.mu.s.Append(ctx, e)
+	if errors.Is(err, session.ErrDuplicate) {
+		// A retry of an append that landed: return it as stored.
+		defer st.mu.Unlock()
+		for _, r := range st.mu.s.Records() {
+			if r.Entry.ID == e.ID {
+				return r.Entry, nil
+			}
+		}
+		return events.Entry{}, err
+	}
+	if err != nil {
+		st.mu.Unlock()
+		return events.Entry{}, err
+	}
+	st.noteCallsLocked(&rec.Entry)
+	st.mu.Unlock()
+	if rec.Entry.CommandID != "" && st.applied != nil {
+		st.applied(rec.Entry.CommandID)
+	}
+	return rec.Entry, nil
+}
+
+func (st *store) deriveIDLocked(e *events.Entry) string {
+	if e.Type == events.EntryMessage && e.Message != nil {
+		m := e.Message
+		switch {
+		case m.Role == events.RoleUser && e.CommandID != "":
+			return events.DeriveID("cmd", e.CommandID)
+		case m.Role == events.RoleToolResult && m.ToolCallID != "":
+			return events.DeriveID("result", st.mu.calls[m.ToolCallID], m.ToolCallID)
+		}
+	}
+	if e.CommandID != "" {
+		return events.DeriveID("cmd", e.CommandID, e.Type)
+	}
+	return events.DeriveID(st.sid, strconv.FormatUint(st.mu.s.LastSeq(), 10), e.Type)
+}
+
+func (st *store) noteCallsLocked(e *events.Entry) {
+	if e.Type != events.EntryMessage || e.Message == nil || e.Message.Role != events.RoleAssistant {
+		return
+	}
+	for _, c := range e.Message.ToolCalls() {
+		st.mu.calls[c.ID] = e.ID
+	}
+}
+
+// wireCallID is the id a tool call travels under: unique in the session even
+// when a model reuses its call ids, and the same when recovery dispatches it
+// again.
+func (st *store) wireCallID(toolCallID string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return events.DeriveID("call", st.mu.calls[toolCallID], toolCallID)
+}
+
+// Path implements harness.Session.
+func (st *store) Path(context.Context) ([]events.Entry, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	leaf := st.mu.s.Leaf()
+	if leaf == nil {
+		return nil, nil
+	}
+	return st.mu.s.Path(*leaf)
+}
+
+// do runs f with the session under the lock, for reads and direct writes.
+func (st *store) do(f func(s *session.Session) error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return f(st.mu.s)
+}
+
+// lost reports whether another writer appended: the session is no longer ours.
+func (st *store) lost() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.mu.s.Lost()
+}
