@@ -27,12 +27,16 @@ var piSessionSpecs = []struct {
 	entries int
 	seed    uint64
 	busy    float64 // how often side entries, setting changes and branches happen (1 = normal)
+	// piBranch: branch summaries as pi writes them, and new roots (see
+	// piGen.branch). Off for the first files, whose ids other tests name.
+	piBranch bool
 }{
-	{"v1-linear.jsonl", 1, 320, 1, 2},
-	{"v2-hooks.jsonl", 2, 300, 2, 1.5},
-	{"v3-coding.jsonl", 3, 520, 3, 1.5},
-	{"v3-branchy.jsonl", 3, 400, 4, 3.5},
-	{"v3-forked.jsonl", 3, 260, 5, 2},
+	{"v1-linear.jsonl", 1, 320, 1, 2, false},
+	{"v2-hooks.jsonl", 2, 300, 2, 1.5, false},
+	{"v3-coding.jsonl", 3, 520, 3, 1.5, false},
+	{"v3-branchy.jsonl", 3, 400, 4, 3.5, false},
+	{"v3-forked.jsonl", 3, 260, 5, 2, false},
+	{"v3-navigation.jsonl", 3, 450, 6, 3, true},
 }
 
 // writePiSessions writes the generated sessions to testdata/pi, once per
@@ -47,7 +51,7 @@ func writePiSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range piSessionSpecs {
-			data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.name == "v3-forked.jsonl")
+			data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.piBranch, s.name == "v3-forked.jsonl")
 			if err := os.WriteFile(filepath.Join(piDir, s.name), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +65,7 @@ var writePiOnce sync.Once
 func TestGeneratePiSessions(t *testing.T) {
 	writePiSessions(t)
 	for _, s := range piSessionSpecs {
-		data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.name == "v3-forked.jsonl")
+		data := generatePiSession(s.version, s.entries, s.seed, s.busy, s.piBranch, s.name == "v3-forked.jsonl")
 		path := filepath.Join(piDir, s.name)
 		have, err := os.ReadFile(path)
 		if err != nil {
@@ -128,6 +132,8 @@ type piGen struct {
 	calls   int
 	model   [2]string
 	busy    float64
+	// piBranch: see piSessionSpecs
+	piBranch bool
 }
 
 var piModels = [][2]string{
@@ -139,8 +145,8 @@ var piAPIs = map[string]string{"anthropic": "anthropic-messages", "openai": "ope
 
 const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
-func generatePiSession(version, entries int, seed uint64, busy float64, forked bool) []byte {
-	g := &piGen{rng: rand.New(rand.NewPCG(seed, seed*7919)), version: version, busy: busy,
+func generatePiSession(version, entries int, seed uint64, busy float64, piBranch, forked bool) []byte {
+	g := &piGen{rng: rand.New(rand.NewPCG(seed, seed*7919)), version: version, busy: busy, piBranch: piBranch,
 		now: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour), model: piModels[0]}
 	header := o("type", "session")
 	if version > 1 {
@@ -518,18 +524,26 @@ func (g *piGen) compaction() {
 	g.emit(e)
 }
 
-// branch moves the leaf back to an earlier entry of the current path, or
-// before the first entry (a new root), as pi's tree navigation does; most of
-// the time with a branch summary, which pi appends as a child of the branch
-// point with fromId naming that point ("root" for a new root).
+// branch moves the leaf back to an earlier entry of the current path.
+//
+// With piBranch, it does what pi's tree navigation does: sometimes it goes
+// before the first entry (a new root), and most of the time it appends a
+// branch summary as a child of the branch point, fromId naming that point
+// ("root" for a new root). Without it (the first sessions generated, kept
+// as they are because other tests name their ids), the summary's fromId
+// names the abandoned leaf.
 func (g *piGen) branch() {
 	if len(g.path) < 4 {
 		return
 	}
-	fromID := "root"
-	if g.chance(0.15) {
-		g.path = nil
-	} else {
+	var fromID string
+	switch {
+	case !g.piBranch:
+		fromID = g.path[len(g.path)-1]
+		g.path = g.path[:1+g.rng.IntN(len(g.path)-2)]
+	case g.chance(0.15):
+		fromID, g.path = "root", nil
+	default:
 		g.path = g.path[:1+g.rng.IntN(len(g.path)-2)]
 		fromID = g.path[len(g.path)-1]
 	}
