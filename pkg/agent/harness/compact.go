@@ -15,6 +15,8 @@ func (h *Harness) Compact(ctx context.Context, instructions string) (err error) 
 	if err := h.begin(PhaseCompaction); err != nil {
 		return err
 	}
+	ctx, cancel := h.cancellable(ctx)
+	defer cancel(nil)
 	defer func() {
 		if ferr := h.end(ctx); err == nil {
 			err = ferr
@@ -22,6 +24,16 @@ func (h *Harness) Compact(ctx context.Context, instructions string) (err error) 
 	}()
 	_, err = h.compact(ctx, "manual", instructions)
 	return err
+}
+
+// cancellable returns a ctx that Abort cancels for the operation in
+// progress.
+func (h *Harness) cancellable(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	h.mu.Lock()
+	h.mu.cancel = cancel
+	h.mu.Unlock()
+	return ctx, cancel
 }
 
 // compact runs the compactor and returns the new context.
@@ -79,6 +91,8 @@ func (h *Harness) Navigate(ctx context.Context, target *string, opts NavigateOpt
 	if err := h.begin(PhaseBranchSummary); err != nil {
 		return err
 	}
+	ctx, cancel := h.cancellable(ctx)
+	defer cancel(nil)
 	defer func() {
 		if ferr := h.end(ctx); err == nil {
 			err = ferr

@@ -75,3 +75,33 @@ func TestNavigateMovesTheLeafWithABranchSummary(t *testing.T) {
 		t.Fatalf("path: %s", got)
 	}
 }
+
+func TestAbortCancelsAManualCompaction(t *testing.T) {
+	started := make(chan struct{})
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{
+		Compactor: func(ctx context.Context, _ harness.CompactRequest) (harness.Compaction, error) {
+			close(started)
+			<-ctx.Done()
+			return harness.Compaction{}, ctx.Err()
+		},
+	})
+	if err := f.h.Prompt(context.Background(), user("one")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.h.Compact(context.Background(), "") }()
+	<-started
+	if f.h.Phase() != harness.PhaseCompaction {
+		t.Fatalf("phase = %s", f.h.Phase())
+	}
+	f.h.Abort()
+	if err := wait(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Compact: %v", err)
+	}
+	if ev := f.rec.of(events.EvCompactionEnd); len(ev) != 1 || !ev[0].Compaction.Aborted {
+		t.Fatalf("compaction_end = %+v", ev)
+	}
+	if f.h.Phase() != harness.PhaseIdle {
+		t.Fatalf("phase = %s", f.h.Phase())
+	}
+}
