@@ -24,8 +24,8 @@ const drainGrace = 2 * time.Second
 // honouring TimeoutMs never cuts a command short of the timeout it asked for.
 const specGrace = 30 * time.Second
 
-// Bash runs a shell command in the workspace.
-type Bash struct{ env *env }
+// bashTool runs a shell command in the workspace.
+type bashTool struct{ env *env }
 
 type bashArgs struct {
 	Command string   `json:"command"`
@@ -44,7 +44,7 @@ type BashDetails struct {
 }
 
 // Spec describes bash. A command may do anything, so bash is not idempotent.
-func (t *Bash) Spec() events.ToolSpec {
+func (t *bashTool) Spec() events.ToolSpec {
 	e := t.env
 	schema := fmt.Sprintf(`{
   "type": "object",
@@ -68,7 +68,7 @@ func (t *Bash) Spec() events.ToolSpec {
 // cancelled, the whole group is killed with SIGKILL, so nothing it started
 // in the background outlives the call. A timeout, a cancellation and a
 // non-zero exit are error results carrying the output so far.
-func (t *Bash) Execute(ctx context.Context, call tool.Call, onUpdate func(tool.Result)) (tool.Result, error) {
+func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(tool.Result)) (tool.Result, error) {
 	var a bashArgs
 	if err := decodeArgs("bash", call.Arguments, &a, []string{"command", "timeout"}, []string{"command"}); err != nil {
 		return tool.Result{}, err

@@ -42,8 +42,8 @@ const editSchema = `{
   "additionalProperties": false
 }`
 
-// Edit replaces exact text in a file, several replacements per call.
-type Edit struct{ env *env }
+// editTool replaces exact text in a file, several replacements per call.
+type editTool struct{ env *env }
 
 type editArgs struct {
 	Path  string            `json:"path"`
@@ -67,14 +67,14 @@ type EditDetails struct {
 
 // Spec describes edit. Applying the same edit twice fails the second time
 // (its oldText is gone), so edit is not idempotent.
-func (t *Edit) Spec() events.ToolSpec {
+func (t *editTool) Spec() events.ToolSpec {
 	return spec("edit", "Edit a file by replacing exact text. Each edit's oldText must match exactly once in the original file, whitespace included; "+
 		"several non-overlapping edits may be given in one call and are applied together or not at all.",
 		editSchema, false)
 }
 
 // Execute applies the edits.
-func (t *Edit) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *editTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a editArgs
 	if err := decodeArgs("edit", call.Arguments, &a, []string{"path", "edits"}, []string{"path", "edits"}); err != nil {
 		return tool.Result{}, err

@@ -25,8 +25,8 @@ const findSchema = `{
   "additionalProperties": false
 }`
 
-// Find lists files and directories whose path matches a glob.
-type Find struct{ env *env }
+// findTool lists files and directories whose path matches a glob.
+type findTool struct{ env *env }
 
 type findArgs struct {
 	Pattern string `json:"pattern"`
@@ -42,14 +42,14 @@ type FindDetails struct {
 }
 
 // Spec describes find.
-func (t *Find) Spec() events.ToolSpec {
+func (t *findTool) Spec() events.ToolSpec {
 	return spec("find", fmt.Sprintf("Find files and directories by glob pattern. Returns paths sorted, directories ending in '/'. "+
 		"Skips .git; does not follow symlinks or read .gitignore. Output is limited to %d results by default and %d lines or %s.",
 		DefaultFindLimit, t.env.out.lines, formatSize(int64(t.env.out.bytes))), findSchema, true)
 }
 
 // Execute searches.
-func (t *Find) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *findTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a findArgs
 	if err := decodeArgs("find", call.Arguments, &a, []string{"pattern", "path", "limit"}, []string{"pattern"}); err != nil {
 		return tool.Result{}, err

@@ -39,8 +39,8 @@ const grepSchema = `{
   "additionalProperties": false
 }`
 
-// Grep searches file contents for a pattern.
-type Grep struct{ env *env }
+// grepTool searches file contents for a pattern.
+type grepTool struct{ env *env }
 
 type grepArgs struct {
 	Pattern    string `json:"pattern"`
@@ -62,14 +62,14 @@ type GrepDetails struct {
 }
 
 // Spec describes grep.
-func (t *Grep) Spec() events.ToolSpec {
+func (t *grepTool) Spec() events.ToolSpec {
 	return spec("grep", fmt.Sprintf("Search file contents for a regular expression (RE2 syntax) or literal text. Returns matching lines as path:line: text "+
 		"(context lines as path-line- text). Skips .git and binary files; does not read .gitignore. Output is limited to %d matches by default and %d lines or %s; long lines are cut to %d characters.",
 		DefaultGrepLimit, t.env.out.lines, formatSize(int64(t.env.out.bytes)), GrepMaxLineChars), grepSchema, true)
 }
 
 // Execute searches.
-func (t *Grep) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *grepTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a grepArgs
 	if err := decodeArgs("grep", call.Arguments, &a, []string{"pattern", "path", "glob", "ignoreCase", "literal", "context", "limit"}, []string{"pattern"}); err != nil {
 		return tool.Result{}, err

@@ -25,8 +25,8 @@ const lsSchema = `{
   "additionalProperties": false
 }`
 
-// Ls lists a directory.
-type Ls struct{ env *env }
+// lsTool lists a directory.
+type lsTool struct{ env *env }
 
 type lsArgs struct {
 	Path  string `json:"path"`
@@ -41,14 +41,14 @@ type LsDetails struct {
 }
 
 // Spec describes ls.
-func (t *Ls) Spec() events.ToolSpec {
+func (t *lsTool) Spec() events.ToolSpec {
 	return spec("ls", fmt.Sprintf("List a directory's entries, sorted alphabetically, directories ending in '/' and symlinks that cannot be followed in '@'. "+
 		"Includes dotfiles. Output is limited to %d entries by default and %d lines or %s.",
 		DefaultLsLimit, t.env.out.lines, formatSize(int64(t.env.out.bytes))), lsSchema, true)
 }
 
 // Execute lists.
-func (t *Ls) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *lsTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a lsArgs
 	if err := decodeArgs("ls", call.Arguments, &a, []string{"path", "limit"}, nil); err != nil {
 		return tool.Result{}, err

@@ -34,8 +34,8 @@ const readSchema = `{
   "additionalProperties": false
 }`
 
-// Read reads a text file (a range of lines) or an image.
-type Read struct{ env *env }
+// readTool reads a text file (a range of lines) or an image.
+type readTool struct{ env *env }
 
 type readArgs struct {
 	Path   string `json:"path"`
@@ -55,14 +55,14 @@ type ReadDetails struct {
 }
 
 // Spec describes read.
-func (t *Read) Spec() events.ToolSpec {
+func (t *readTool) Spec() events.ToolSpec {
 	return spec("read", fmt.Sprintf("Read the contents of a file. Supports text files and images (png, jpeg, gif, webp), which are returned as image attachments. "+
 		"Text output is truncated to %d lines or %s, whichever is hit first; use offset/limit for large files and continue with offset until complete.",
 		t.env.out.lines, formatSize(int64(t.env.out.bytes))), readSchema, true)
 }
 
 // Execute reads the file.
-func (t *Read) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a readArgs
 	if err := decodeArgs("read", call.Arguments, &a, []string{"path", "offset", "limit"}, []string{"path"}); err != nil {
 		return tool.Result{}, err
@@ -127,7 +127,7 @@ func imageType(head []byte) string {
 	return ""
 }
 
-func (t *Read) image(f io.Reader, head []byte, path, mime string, d ReadDetails) (tool.Result, error) {
+func (t *readTool) image(f io.Reader, head []byte, path, mime string, d ReadDetails) (tool.Result, error) {
 	if d.Bytes > MaxImageBytes {
 		return errorResult(fmt.Sprintf("%s is an image of %s, over the %s limit for images", path, formatSize(d.Bytes), formatSize(MaxImageBytes)), d), nil
 	}
@@ -149,7 +149,7 @@ func (t *Read) image(f io.Reader, head []byte, path, mime string, d ReadDetails)
 	}, nil
 }
 
-func (t *Read) text(ctx context.Context, r io.Reader, a readArgs, d ReadDetails) (tool.Result, error) {
+func (t *readTool) text(ctx context.Context, r io.Reader, a readArgs, d ReadDetails) (tool.Result, error) {
 	lim := t.env.out
 	start := 1
 	if a.Offset != nil {

@@ -13,8 +13,9 @@ var Names = []string{"read", "write", "edit", "bash", "grep", "find", "ls"}
 
 // Set is the built-in tools of one workspace root.
 type Set struct {
-	env   *env
-	tools []tool.Tool
+	env    *env
+	tools  []tool.Tool
+	byName map[string]tool.Tool
 }
 
 // env is what every tool of a set shares.
@@ -98,9 +99,13 @@ func New(root string, opts ...Option) (*Set, error) {
 		return nil, err
 	}
 	e.ws = ws
-	return &Set{env: e, tools: []tool.Tool{
-		&Read{e}, &Write{e}, &Edit{e}, &Bash{e}, &Grep{e}, &Find{e}, &Ls{e},
-	}}, nil
+	s := &Set{env: e, tools: []tool.Tool{
+		&readTool{e}, &writeTool{e}, &editTool{e}, &bashTool{e}, &grepTool{e}, &findTool{e}, &lsTool{e},
+	}, byName: map[string]tool.Tool{}}
+	for _, t := range s.tools {
+		s.byName[t.Spec().Name] = t
+	}
+	return s, nil
 }
 
 // All returns every built-in tool, in the order of [Names].
@@ -108,12 +113,8 @@ func (s *Set) All() []tool.Tool { return slices.Clone(s.tools) }
 
 // Get returns the built-in tool called name.
 func (s *Set) Get(name string) (tool.Tool, bool) {
-	for _, t := range s.tools {
-		if t.Spec().Name == name {
-			return t, true
-		}
-	}
-	return nil, false
+	t, ok := s.byName[name]
+	return t, ok
 }
 
 // Workspace returns the set's root workspace.

@@ -22,8 +22,8 @@ const writeSchema = `{
   "additionalProperties": false
 }`
 
-// Write creates or overwrites a file, creating its parent directories.
-type Write struct{ env *env }
+// writeTool creates or overwrites a file, creating its parent directories.
+type writeTool struct{ env *env }
 
 type writeArgs struct {
 	Path    string `json:"path"`
@@ -39,13 +39,13 @@ type WriteDetails struct {
 
 // Spec describes write. Writing the same content twice leaves the same file,
 // so write is idempotent.
-func (t *Write) Spec() events.ToolSpec {
+func (t *writeTool) Spec() events.ToolSpec {
 	return spec("write", "Write content to a file. Creates the file if it does not exist, overwrites it if it does, and creates parent directories as needed.",
 		writeSchema, true)
 }
 
 // Execute writes the file.
-func (t *Write) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
+func (t *writeTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
 	var a writeArgs
 	if err := decodeArgs("write", call.Arguments, &a, []string{"path", "content"}, []string{"path", "content"}); err != nil {
 		return tool.Result{}, err
