@@ -8,6 +8,10 @@
 //	bus, _ := toolbus.New(nc, events.Names{})
 //	err := bus.Serve(ctx, toolbus.Worker{Pool: "acme", Tools: []tool.Tool{myTool{}}})
 //
+// On the calling side, [Bus.Dispatch] publishes a call, [Bus.ConsumeResults]
+// reads results, [Bus.Cancel] cancels a session's running calls, and
+// [Remote] wraps a registered tool as a [tool.Tool] that runs on the bus.
+//
 // Calls go to the work-queue stream CAIRN_TOOLS on cairn.tool.<pool>.<tool>;
 // every worker of a pool shares one durable pull consumer, so a call is
 // delivered to one worker at a time. Results go to the stream CAIRN_RESULTS
