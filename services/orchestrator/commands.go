@@ -72,9 +72,9 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 	case events.CmdCompact:
 		a.reject(ctx, cmd, codeUnavailable, "compaction is not available yet")
 	case events.CmdSetModel:
-		m, ok := a.o.cfg.Models(cmd.Model)
-		if !ok || a.o.cfg.Providers[m.Provider] == nil {
-			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("unknown model %q", cmd.Model))
+		_, m, err := a.o.cfg.Models.Resolve(cmd.Model)
+		if err != nil {
+			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("model: %v", err))
 			return
 		}
 		a.st.stamp(events.EntryModelChange, cmd.ID)
@@ -207,8 +207,8 @@ func (a *actor) create(ctx context.Context, cmd events.Command) {
 	if model == "" {
 		model = a.o.cfg.DefaultModel
 	}
-	if m, ok := a.o.cfg.Models(model); !ok || a.o.cfg.Providers[m.Provider] == nil {
-		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("model: unknown model %q", model))
+	if _, _, err := a.o.cfg.Models.Resolve(model); err != nil {
+		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("model: %v", err))
 		return
 	}
 	workspace, err := workspaceOf(a.sid, cmd.Workspace)

@@ -34,10 +34,9 @@ type Config struct {
 	// IdleTimeout is how long an idle session stays in memory; default 5m.
 	IdleTimeout time.Duration
 
-	// Providers by provider name; Models resolves provider/model references.
+	// Models resolves provider/model references (the provider registry).
 	// DefaultModel is the model of sessions created without one. Required.
-	Providers    map[string]llm.Provider
-	Models       func(ref string) (llm.Model, bool)
+	Models       Models
 	DefaultModel string
 	// SystemPrompt of sessions created without one.
 	SystemPrompt string
@@ -77,8 +76,8 @@ func (c *Config) Validate() error {
 		return errors.New("orchestrator: Conn is required")
 	case c.Log == nil:
 		return errors.New("orchestrator: Log is required")
-	case len(c.Providers) == 0 || c.Models == nil:
-		return errors.New("orchestrator: Providers and Models are required")
+	case c.Models == nil:
+		return errors.New("orchestrator: Models is required")
 	case c.Partitions < 0 || c.Partitions > 4096:
 		return fmt.Errorf("orchestrator: Partitions must be 1-4096, got %d", c.Partitions)
 	case c.LeaseTTL < 0 || c.IdleTimeout < 0:
@@ -87,13 +86,19 @@ func (c *Config) Validate() error {
 	if err := events.ValidateModelRef("DefaultModel", c.DefaultModel); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
-	if _, ok := c.Models(c.DefaultModel); !ok {
-		return fmt.Errorf("orchestrator: DefaultModel %q is not a known model", c.DefaultModel)
+	if _, _, err := c.Models.Resolve(c.DefaultModel); err != nil {
+		return fmt.Errorf("orchestrator: DefaultModel: %w", err)
 	}
 	if c.Instance != "" && strings.ContainsAny(c.Instance, ". *>") {
 		return fmt.Errorf("orchestrator: Instance %q must not contain '.', '*', '>' or spaces", c.Instance)
 	}
 	return nil
+}
+
+// Models resolves provider/model references; registry.Registry is one.
+type Models interface {
+	Resolve(ref string) (llm.Provider, llm.Model, error)
+	Providers() []string
 }
 
 func sanitizeToken(s string) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
@@ -72,10 +73,14 @@ func (a *actor) newHarness(ctx context.Context) error {
 			}
 		}
 	}
-	model, _ := a.o.cfg.Models(h.Model)
+	_, model, err := a.o.cfg.Models.Resolve(h.Model)
+	if err != nil {
+		a.log.Warn("the session's model is not available; using the default", "model", h.Model, "err", err)
+		_, model, _ = a.o.cfg.Models.Resolve(a.o.cfg.DefaultModel)
+	}
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
-		Providers: a.o.cfg.Providers, Model: model, Models: a.o.cfg.Models,
+		Providers: a.o.providers, Model: model, Models: a.o.resolveModel,
 		ThinkingLevel: h.ThinkingLevel, SystemPrompt: h.SystemPrompt, Tools: tools,
 		Sink: a.publish, Logger: a.log,
 	})
@@ -90,4 +95,24 @@ func (a *actor) entries() []events.Entry {
 	var es []events.Entry
 	a.st.do(func(s *session.Session) error { es = s.Entries(); return nil })
 	return es
+}
+
+// resolver is the provider of every provider name for the harness: it picks
+// the real provider for each request's model (OpenAI's two APIs, endpoints,
+// the scripted provider), so the registry decides, not a fixed map.
+type resolver struct{ models Models }
+
+func (r resolver) Stream(ctx context.Context, req *llm.Request, onDelta func(events.Delta)) (events.Message, error) {
+	p, _, err := r.models.Resolve(req.Model.Ref())
+	if err != nil {
+		msg := events.Message{Role: events.RoleAssistant, Provider: req.Model.Provider, Model: req.Model.ID,
+			StopReason: events.StopError, ErrorMessage: err.Error()}
+		return msg, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error(), Err: err}
+	}
+	return p.Stream(ctx, req, onDelta)
+}
+
+func (o *Orchestrator) resolveModel(ref string) (llm.Model, bool) {
+	_, m, err := o.cfg.Models.Resolve(ref)
+	return m, err == nil
 }

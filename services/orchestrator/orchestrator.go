@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,6 +33,7 @@ type Orchestrator struct {
 	bus         *toolbus.Bus
 	checkpoints jetstream.KeyValue
 	metrics     metrics
+	providers   map[string]llm.Provider // every provider name → the resolver
 
 	ctx context.Context // Run's context
 	wg  sync.WaitGroup
@@ -61,6 +63,10 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, fmt.Errorf("orchestrator: register metrics: %w", err)
 	}
 	o := &Orchestrator{cfg: cfg, log: cfg.Logger.With("instance", cfg.Instance), js: js, bus: bus, metrics: m}
+	o.providers = map[string]llm.Provider{}
+	for _, name := range cfg.Models.Providers() {
+		o.providers[name] = resolver{cfg.Models}
+	}
 	o.mu.partitions = map[int]*partition{}
 	o.mu.actors = map[string]*actor{}
 	return o, nil

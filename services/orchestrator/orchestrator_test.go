@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,11 +89,7 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 	}
 	prov := scripted.New(sc)
 	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: time.Second,
-		Providers: map[string]llm.Provider{"scripted": prov}, DefaultModel: "scripted/test",
-		Models: func(ref string) (llm.Model, bool) {
-			id, ok := strings.CutPrefix(ref, "scripted/")
-			return prov.Model(id), ok && id != ""
-		}})
+		Models: scriptedModels{prov}, DefaultModel: "scripted/test"})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -257,3 +254,16 @@ func TestCommandsToUnknownSessionAreRefused(t *testing.T) {
 		t.Fatalf("log = %+v, want only the header of c4", es)
 	}
 }
+
+// scriptedModels resolves scripted/<id> only.
+type scriptedModels struct{ p *scripted.Provider }
+
+func (s scriptedModels) Resolve(ref string) (llm.Provider, llm.Model, error) {
+	id, ok := strings.CutPrefix(ref, "scripted/")
+	if !ok || id == "" {
+		return nil, llm.Model{}, fmt.Errorf("unknown model %q", ref)
+	}
+	return s.p, s.p.Model(id), nil
+}
+
+func (s scriptedModels) Providers() []string { return []string{"scripted"} }
