@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -132,7 +133,7 @@ func checkStream(ctx context.Context, js jetstream.JetStream, want jetstream.Str
 	}
 	got := s.CachedInfo().Config
 	for _, subj := range want.Subjects {
-		if !slices.Contains(got.Subjects, subj) {
+		if !slices.ContainsFunc(got.Subjects, func(p string) bool { return covers(p, subj) }) {
 			return fmt.Errorf("%w: stream %s has subjects %v, not %s", ErrNotProvisioned, want.Name, got.Subjects, subj)
 		}
 	}
@@ -140,4 +141,27 @@ func checkStream(ctx context.Context, js jetstream.JetStream, want jetstream.Str
 		return fmt.Errorf("%w: stream %s has retention %s; work queue expected", ErrNotProvisioned, want.Name, got.Retention)
 	}
 	return nil
+}
+
+// covers reports whether subject pattern p matches every subject that
+// pattern q matches (so a stream on "cairn.events.>" covers "cairn.events.*").
+func covers(p, q string) bool {
+	pt, qt := strings.Split(p, "."), strings.Split(q, ".")
+	for i, tok := range pt {
+		if tok == ">" {
+			return len(qt) > i
+		}
+		if i >= len(qt) {
+			return false
+		}
+		switch {
+		case tok == "*":
+			if qt[i] == ">" {
+				return false
+			}
+		case tok != qt[i]:
+			return false
+		}
+	}
+	return len(pt) == len(qt)
 }
