@@ -85,6 +85,13 @@ func ReadPiFile(r io.Reader) (header Entry, entries []Entry, err error) {
 // readPiLine migrates and decodes the entry at position pos of the file. The
 // header (pos 0) sets *version; ids collects the ids given to v1 entries.
 func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error) {
+	if pos > 0 && *version == PiVersion { // nothing to migrate: decode once
+		e, err := DecodeEntry(line)
+		if err == nil && e.Type == EntrySession {
+			return Entry{}, errSecondHeader
+		}
+		return e, err
+	}
 	obj, err := newObjReader(line, "")
 	if err != nil {
 		return Entry{}, err
@@ -115,7 +122,7 @@ func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error
 		return h, nil
 	}
 	if typ == EntrySession {
-		return Entry{}, fieldErr("type", "a second session header; a pi session file has one, on its first line")
+		return Entry{}, errSecondHeader
 	}
 	migrated := false
 	if *version < 2 {
@@ -139,6 +146,8 @@ func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error
 	}
 	return DecodeEntry(line)
 }
+
+var errSecondHeader = &FieldError{Field: "type", Problem: "a second session header; a pi session file has one, on its first line"}
 
 // migrateV1Entry gives the v1 entry at position pos its id and parent, and
 // turns a compaction's firstKeptEntryIndex into firstKeptEntryId.
