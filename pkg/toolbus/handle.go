@@ -42,15 +42,15 @@ func (s *Server) handle(msg jetstream.Msg) {
 		return
 	}
 	spec := t.Spec()
-	if delivered > uint64(s.w.MaxDeliveries) {
-		log.Error("giving up on a call delivered too often")
-		fail("tool call %s was delivered %d times without completing (the limit is %d); giving up", call.ToolCallID, delivered, s.w.MaxDeliveries)
-		return
-	}
 	if s.isRunning(call.SessionID, call.ToolCallID) {
 		// Redelivered while still running here (in-progress acks were late):
 		// the running execution will answer and acknowledge it.
 		log.Warn("call redelivered while still running on this worker; leaving it to the running execution")
+		return
+	}
+	if delivered > uint64(s.w.MaxDeliveries) {
+		log.Error("giving up on a call delivered too often")
+		fail("tool call %s was delivered %d times without completing (the limit is %d); giving up", call.ToolCallID, delivered, s.w.MaxDeliveries)
 		return
 	}
 	// Only non-idempotent calls need a start record: an idempotent call is
