@@ -48,6 +48,7 @@ type Harness struct {
 	out struct { // events on their way to the sink
 		sync.Mutex
 		queue    []events.Event
+		spare    []events.Event // the other buffer, reused
 		draining bool
 	}
 	wmu sync.Mutex // one session write at a time
@@ -238,12 +239,14 @@ func (h *Harness) publish(ev events.Event) {
 	h.out.draining = true
 	for len(h.out.queue) > 0 {
 		batch := h.out.queue
-		h.out.queue = nil
+		h.out.queue = h.out.spare[:0]
 		h.out.Unlock()
 		for i := range batch {
 			h.cfg.Sink(batch[i])
 		}
+		clear(batch) // drop references for the collector
 		h.out.Lock()
+		h.out.spare = batch
 	}
 	h.out.draining = false
 	h.out.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/agent/agenttest"
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
@@ -99,7 +100,9 @@ func newFixture(t testing.TB, script string, cfg harness.Config, tools ...tool.T
 	if cfg.Model.ID == "" {
 		cfg.Model = f.p.Model("one")
 	}
-	cfg.Sink = f.rec.sink
+	if cfg.Sink == nil {
+		cfg.Sink = f.rec.sink
+	}
 	cfg.Tools = tools
 	f.h, err = harness.New(context.Background(), cfg)
 	if err != nil {
@@ -160,4 +163,12 @@ func summary(entries []events.Entry) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, " | ")
+}
+
+// onNextTurnStop registers a next_turn hook that stops the run when stop
+// says so.
+func onNextTurnStop(h *harness.Harness, stop func() bool) func() {
+	return hook.On(h.Hooks(), func(context.Context, hook.NextTurnEvent) (hook.NextTurnResult, error) {
+		return hook.NextTurnResult{Stop: stop()}, nil
+	})
 }
