@@ -2,8 +2,10 @@ package anthropic
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -50,6 +52,9 @@ func New(cfg Config) (*Provider, error) {
 	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: base URL %q: want an http or https URL such as %s", base, DefaultBaseURL)
 	}
 	if !strings.HasSuffix(base, "/") {
 		base += "/"

@@ -260,8 +260,8 @@ func assistantBlocks(model llm.Model, m events.Message) []sdk.ContentBlockParamU
 			}
 		case events.BlockToolCall:
 			args := b.Arguments
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
+			if len(args) == 0 || !json.Valid(args) {
+				args = json.RawMessage("{}") // the request would not encode
 			}
 			out = append(out, sdk.NewToolUseBlock(b.ID, args, b.Name))
 		}

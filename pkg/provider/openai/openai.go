@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/internal/oai"
@@ -38,6 +40,9 @@ func (c Config) internal() (oai.Config, error) {
 	base := c.BaseURL
 	if base == "" {
 		base = DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return oai.Config{}, fmt.Errorf("openai: base URL %q: want an http or https URL such as %s", base, DefaultBaseURL)
 	}
 	return oai.Config{APIKey: c.APIKey, BaseURL: base, HTTPClient: c.HTTPClient, Logger: c.Logger, Name: "openai"}, nil
 }

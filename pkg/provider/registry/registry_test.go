@@ -265,3 +265,12 @@ func TestKeysNeverLeak(t *testing.T) {
 		ssetest.AssertNoSecret(t, k[len(k)-20:], seen...)
 	}
 }
+
+func TestBadBaseURLFromEnvironment(t *testing.T) {
+	r, _ := New(Config{Getenv: env(map[string]string{EnvAnthropicKey: "k", EnvAnthropicBaseURL: "api.example.com", EnvOpenAIKey: "k", EnvOpenAIBaseURL: "ftp://x"})})
+	for _, ref := range []string{"anthropic/claude-haiku-4-5", "openai/gpt-5"} {
+		if _, _, err := r.Resolve(ref); err == nil || !strings.Contains(err.Error(), "base URL") {
+			t.Errorf("Resolve(%s) with a bad base URL = %v", ref, err)
+		}
+	}
+}

@@ -17,7 +17,8 @@ type Builder struct {
 	model   llm.Model
 	onDelta func(events.Delta)
 	msg     events.Message
-	args    map[int]*bytes.Buffer // tool-call argument text by block index
+	args    map[int]*bytes.Buffer    // tool-call argument text by block index
+	text    map[int]*strings.Builder // text or thinking by block index
 	usage   events.Usage
 	secrets []string
 }
@@ -40,6 +41,7 @@ func NewBuilder(model llm.Model, api string, onDelta func(events.Delta)) *Builde
 		model:   model,
 		onDelta: onDelta,
 		args:    map[int]*bytes.Buffer{},
+		text:    map[int]*strings.Builder{},
 		msg: events.Message{
 			Role:      events.RoleAssistant,
 			Content:   events.Content{Blocks: []events.Block{}},
@@ -85,7 +87,7 @@ func (b *Builder) Text(i int, s string) {
 	if s == "" {
 		return
 	}
-	b.msg.Content.Blocks[i].Text += s
+	b.buf(i).WriteString(s)
 	b.onDelta(events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s})
 }
 
@@ -94,8 +96,19 @@ func (b *Builder) Thinking(i int, s string) {
 	if s == "" {
 		return
 	}
-	b.msg.Content.Blocks[i].Thinking += s
+	b.buf(i).WriteString(s)
 	b.onDelta(events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s})
+}
+
+// buf is the text of block i so far: kept in a builder, not the block, so
+// that long outputs do not copy the whole text at every delta.
+func (b *Builder) buf(i int) *strings.Builder {
+	t, ok := b.text[i]
+	if !ok {
+		t = &strings.Builder{}
+		b.text[i] = t
+	}
+	return t
 }
 
 // AppendText adds s to the last block if it is text, else to a new text
@@ -173,6 +186,13 @@ func (b *Builder) Fail(err *llm.Error) (events.Message, error) {
 func (b *Builder) seal(stop events.StopReason) events.Message {
 	for i, buf := range b.args {
 		b.msg.Content.Blocks[i].Arguments = ObjectArgs(buf.Bytes())
+	}
+	for i, t := range b.text {
+		if blk := &b.msg.Content.Blocks[i]; blk.Type == events.BlockThinking {
+			blk.Thinking = t.String()
+		} else {
+			blk.Text = t.String()
+		}
 	}
 	u := b.usage
 	b.model.Cost(&u)
