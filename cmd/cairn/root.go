@@ -43,7 +43,7 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().String("server", envOr("CAIRN_SERVER", "http://127.0.0.1:8080"), "gateway URL (env CAIRN_SERVER)")
 	root.AddCommand(
 		newConvertCmd(e),
-		notBuilt("up", "run every service in one process on an embedded NATS server", "the platform (cairn up)"),
+		newUpCmd(e),
 		notBuilt("orchestrator", "run the orchestrator service", "the orchestrator"),
 		newToolrunnerCmd(e),
 		notBuilt("compactor", "run a compaction worker", "the compactor"),

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/embednats"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/registry"
+	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/gateway"
+	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/cairn-agents/cairn/services/projector"
+	"github.com/cairn-agents/cairn/services/toolrunner"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+)
+
+// platformConfig is what `cairn up`, `cairn run` and `cairn demo` start.
+type platformConfig struct {
+	DataDir       string
+	HTTPAddr      string // gateway; "127.0.0.1:0" picks a port
+	NATSListen    string
+	WorkspaceRoot string // default <data>/workspaces
+	Script        string // scripted provider script file, optional
+	Model         string // default model of new sessions
+	SyncAlways    bool
+	Logger        *slog.Logger
+}
+
+// platform is a running all-in-one Cairn.
+type platform struct {
+	URL  string // the gateway's base URL
+	NATS string // the embedded server's client URL
+	wait func() error
+}
+
+// newModels builds the provider registry, with the scripted provider when
+// a script is given.
+func newModels(script string, log *slog.Logger) (*registry.Registry, error) {
+	reg, err := registry.New(registry.Config{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if script == "" {
+		return reg, nil
+	}
+	sc, err := scripted.Load(script)
+	if err != nil {
+		return nil, fmt.Errorf("--script: %w", err)
+	}
+	p := scripted.New(sc)
+	err = reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return p, p.Model(id), nil })
+	return reg, err
+}
+
+// provisionAll creates what every service needs, idempotently.
+func provisionAll(ctx context.Context, js jetstream.JetStream, replicas int) (session.Log, error) {
+	n := events.Names{}
+	log, err := session.NewJetStreamLog(ctx, js, session.WithReplicas(replicas))
+	if err != nil {
+		return nil, fmt.Errorf("provision the session log: %w", err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, provision.CommandsStream(n, provision.DefaultPartitions, replicas, 30*24*time.Hour)); err != nil {
+		return nil, fmt.Errorf("provision %s: %w", n.CommandsStream(), err)
+	}
+	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{Replicas: replicas}); err != nil {
+		return nil, fmt.Errorf("provision the tool streams: %w", err)
+	}
+	return log, nil
+}
+
+// startPlatform starts the embedded NATS server and every service in this
+// process. The returned platform's wait blocks until ctx ends and everything
+// has stopped, in order: gateway, orchestrator, toolrunner, projector, NATS.
+func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
+	if cfg.WorkspaceRoot == "" {
+		cfg.WorkspaceRoot = filepath.Join(cfg.DataDir, "workspaces")
+	}
+	if err := os.MkdirAll(cfg.WorkspaceRoot, 0o750); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.SyncAlways})
+	if err != nil {
+		return nil, err
+	}
+	nc, err := srv.Connect(nats.MaxReconnects(-1))
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	fail := func(err error) (*platform, error) {
+		nc.Close()
+		srv.Shutdown()
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fail(err)
+	}
+	sessionLog, err := provisionAll(ctx, js, 1)
+	if err != nil {
+		return fail(err)
+	}
+	models, err := newModels(cfg.Script, log)
+	if err != nil {
+		return fail(err)
+	}
+	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), WorkspaceRoot: cfg.WorkspaceRoot,
+		Logger: log.With("service", "toolrunner"), Name: "embedded"})
+	if err != nil {
+		return fail(err)
+	}
+	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
+		Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second})
+	if err != nil {
+		return fail(err)
+	}
+	proj, err := projector.New(projector.Config{JetStream: js, Dir: filepath.Join(cfg.DataDir, "projector"),
+		Logger: log.With("service", "projector")})
+	if err != nil {
+		return fail(err)
+	}
+	gw, err := gateway.New(gateway.Config{JetStream: js, Queries: proj.Handler(), Logger: log.With("service", "gateway")})
+	if err != nil {
+		proj.Close()
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		proj.Close()
+		return fail(fmt.Errorf("--http %s: %w", cfg.HTTPAddr, err))
+	}
+
+	// Each tier stops after the one in front of it. A service that fails
+	// stops the whole platform.
+	pctx, failed := context.WithCancel(ctx)
+	gwCtx, stopGW := context.WithCancel(context.Background())
+	orchCtx, stopOrch := context.WithCancel(context.Background())
+	backCtx, stopBack := context.WithCancel(context.Background())
+	var front, middle, back errgroup.Group
+	goService := func(g *errgroup.Group, name string, run func() error) {
+		g.Go(func() error {
+			err := run()
+			if err != nil {
+				log.Error("service stopped", "service", name, "err", err)
+				failed()
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	goService(&front, "gateway", func() error { return gw.Serve(gwCtx, ln) })
+	goService(&middle, "orchestrator", func() error { return orch.Run(orchCtx) })
+	goService(&back, "toolrunner", func() error { return runner.Run(backCtx) })
+	goService(&back, "projector", func() error { return proj.Run(backCtx) })
+	wait := func() error {
+		<-pctx.Done()
+		failed()
+		stopGW()
+		errs := []error{front.Wait()}
+		stopOrch()
+		errs = append(errs, middle.Wait())
+		stopBack()
+		errs = append(errs, back.Wait(), proj.Close())
+		nc.Drain()
+		srv.Shutdown()
+		return errors.Join(errs...)
+	}
+	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(), wait: wait}, nil
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+func newUpCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "run every service in one process on an embedded NATS server",
+		Args:  cobra.NoArgs,
+	}
+	data := c.Flags().String("data", envOr("CAIRN_DATA", "cairn-data"), "data directory: NATS store, read models, workspaces (env CAIRN_DATA)")
+	addr := c.Flags().String("http", "127.0.0.1:8080", "gateway listen address")
+	natsListen := c.Flags().String("nats-listen", "127.0.0.1:4222", "embedded NATS client address, for toolrunners and operator commands")
+	root := c.Flags().String("workspace-root", "", "root of session workspaces (default <data>/workspaces)")
+	script := c.Flags().String("script", envOr("CAIRN_SCRIPT", ""), "script file of the scripted provider (env CAIRN_SCRIPT)")
+	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "default model of new sessions, provider/model (env CAIRN_MODEL)")
+	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		abs, err := filepath.Abs(*data)
+		if err != nil {
+			return err
+		}
+		log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
+			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Logger: log})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s\n", p.URL, p.NATS, abs)
+		return p.wait()
+	}
+	return c
+}
