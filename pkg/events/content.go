@@ -65,7 +65,7 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	case BlockToolCall:
 		w.str("id", b.ID)
 		w.str("name", b.Name)
-		args := b.Arguments
+		args := compact(b.Arguments)
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
