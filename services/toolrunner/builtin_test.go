@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/toolrunner"
 )
 
@@ -64,5 +66,24 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 	}
 	if err := (toolrunner.Config{WorkspaceRoot: t.TempDir()}).Validate(); err != nil {
 		t.Errorf("zero config with a root: %v", err)
+	}
+}
+
+func TestRunRefusesToStartWithoutWhatItNeeds(t *testing.T) {
+	srv := natstest.RunServer(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), WorkspaceRoot: t.TempDir(), CheckOnly: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background()); !errors.Is(err, toolbus.ErrNotProvisioned) {
+		t.Errorf("Run with --check-only on an empty server = %v, want ErrNotProvisioned", err)
+	}
+	r, err = toolrunner.New(toolrunner.Config{NATSURL: "nats://127.0.0.1:1", WorkspaceRoot: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "nats://127.0.0.1:1") {
+		t.Errorf("Run against no server = %v, want an error naming the URL", err)
 	}
 }
