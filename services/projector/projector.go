@@ -73,7 +73,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.refresh(ctx, stream)
 
 	feedCtx, stopFeed := context.WithCancel(ctx)
-	msgs := make(chan jetstream.Msg, 2*p.cfg.BatchSize)
+	msgs := make(chan delivery, 2*p.cfg.BatchSize)
 	cc, err := cons.Consume(feed(feedCtx, msgs),
 		jetstream.PullMaxMessages(2*p.cfg.BatchSize),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {

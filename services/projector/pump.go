@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/projector/internal/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -28,7 +29,7 @@ type pump struct {
 }
 
 // run applies messages until ctx ends (nil), stop says done (nil) or an error.
-func (p *pump) run(ctx context.Context, msgs <-chan jetstream.Msg) error {
+func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
 	var tickC <-chan time.Time
 	if p.tick != nil {
 		t := time.NewTicker(p.tickEvery)
@@ -36,7 +37,7 @@ func (p *pump) run(ctx context.Context, msgs <-chan jetstream.Msg) error {
 		tickC = t.C
 	}
 	for {
-		var first jetstream.Msg
+		var first delivery
 		select {
 		case <-ctx.Done():
 			return nil
@@ -59,7 +60,7 @@ func (p *pump) run(ctx context.Context, msgs <-chan jetstream.Msg) error {
 }
 
 // fill applies first and then the messages already waiting, up to a batch.
-func (p *pump) fill(first jetstream.Msg, msgs <-chan jetstream.Msg) (last jetstream.Msg, done bool, err error) {
+func (p *pump) fill(first delivery, msgs <-chan delivery) (last jetstream.Msg, done bool, err error) {
 	m := first
 	for n := 0; ; n++ {
 		done, beyond, err := p.apply(m)
@@ -67,7 +68,7 @@ func (p *pump) fill(first jetstream.Msg, msgs <-chan jetstream.Msg) (last jetstr
 			return last, false, err
 		}
 		if !beyond {
-			last = m
+			last = m.msg
 		}
 		if done || n+1 >= p.batch {
 			return last, done, nil
@@ -80,7 +81,8 @@ func (p *pump) fill(first jetstream.Msg, msgs <-chan jetstream.Msg) (last jetstr
 	}
 }
 
-func (p *pump) apply(msg jetstream.Msg) (done, beyond bool, err error) {
+func (p *pump) apply(d delivery) (done, beyond bool, err error) {
+	msg := d.msg
 	meta, err := msg.Metadata()
 	if err != nil {
 		return false, false, fmt.Errorf("projector: message metadata: %w", err)
@@ -94,7 +96,7 @@ func (p *pump) apply(msg jetstream.Msg) (done, beyond bool, err error) {
 		}
 	}
 	bad := p.w.Bad()
-	applied, err := p.w.Apply(seq, msg.Subject(), msg.Data())
+	applied, err := p.w.ApplyDecoded(seq, msg.Subject(), msg.Data(), &d.entry, d.err)
 	if err != nil {
 		return false, false, err
 	}
@@ -126,11 +128,22 @@ func (p *pump) commit(last jetstream.Msg) error {
 	return nil
 }
 
-// feed returns a message handler that forwards to msgs until ctx ends.
-func feed(ctx context.Context, msgs chan<- jetstream.Msg) jetstream.MessageHandler {
+// delivery is a message with its entry decoded.
+type delivery struct {
+	msg   jetstream.Msg
+	entry events.Entry
+	err   error // from events.DecodeEntry
+}
+
+// feed returns a message handler that decodes each message (on the client's
+// delivery goroutine, in parallel with the pump) and forwards it to msgs
+// until ctx ends.
+func feed(ctx context.Context, msgs chan<- delivery) jetstream.MessageHandler {
 	return func(m jetstream.Msg) {
+		d := delivery{msg: m}
+		d.entry, d.err = events.DecodeEntry(m.Data())
 		select {
-		case msgs <- m:
+		case msgs <- d:
 		case <-ctx.Done():
 		}
 	}

@@ -97,7 +97,7 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs := make(chan jetstream.Msg, 2*batch)
+	msgs := make(chan delivery, 2*batch)
 	cc, err := cons.Consume(feed(ctx, msgs), jetstream.PullMaxMessages(2*batch))
 	if err != nil {
 		return fmt.Errorf("projector: consume: %w", err)

@@ -21,6 +21,7 @@ type Writer struct {
 	bads    uint64 // entries recorded under bad/ by this writer
 
 	sums  map[string]*sumState
+	cache map[string]*sumState // committed summaries, to skip decoding them again
 	calls map[string]*callState
 	nodes map[string]*Node
 	usage map[string]*Usage
@@ -43,19 +44,32 @@ func (d *DB) NewWriter() (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{d: d, applied: applied, last: applied}
-	w.reset()
+	w := &Writer{d: d, applied: applied, last: applied,
+		sums: map[string]*sumState{}, cache: map[string]*sumState{}, calls: map[string]*callState{},
+		nodes: map[string]*Node{}, usage: map[string]*Usage{}, eids: map[string]uint64{}}
+	w.b = d.db.NewBatch()
 	return w, nil
 }
 
+// maxCached bounds the summaries kept decoded between batches.
+const maxCached = 50000
+
+// reset starts a new batch after a commit.
 func (w *Writer) reset() {
 	w.b = w.d.db.NewBatch()
 	w.n = 0
-	w.sums = map[string]*sumState{}
-	w.calls = map[string]*callState{}
-	w.nodes = map[string]*Node{}
-	w.usage = map[string]*Usage{}
-	w.eids = map[string]uint64{}
+	if len(w.cache)+len(w.sums) > maxCached {
+		clear(w.cache)
+	}
+	for sid, st := range w.sums {
+		st.origIdx = activityKey(st.s.activityMs, sid)
+		w.cache[sid] = st
+	}
+	clear(w.sums)
+	clear(w.calls)
+	clear(w.nodes)
+	clear(w.usage)
+	clear(w.eids)
 }
 
 // Applied is the sequence of the last entry committed.
@@ -66,8 +80,20 @@ func (w *Writer) Pending() int { return w.n }
 
 // Apply projects the entry stored at stream sequence seq on subject. It
 // returns false, nil for a sequence already covered (a redelivery). An entry
-// that cannot be read is recorded under bad/ and is not an error.
+// that cannot be read is recorded under bad/ and is not an error. After an
+// error the writer must be discarded.
 func (w *Writer) Apply(seq uint64, subject string, data []byte) (bool, error) {
+	if seq <= w.last {
+		return false, nil
+	}
+	e, err := events.DecodeEntry(data)
+	return w.ApplyDecoded(seq, subject, data, &e, err)
+}
+
+// ApplyDecoded is Apply for an entry already decoded from data with
+// events.DecodeEntry (decodeErr is its error), so that decoding can run on
+// another goroutine.
+func (w *Writer) ApplyDecoded(seq uint64, subject string, data []byte, e *events.Entry, decodeErr error) (bool, error) {
 	if seq <= w.last {
 		return false, nil
 	}
@@ -77,14 +103,13 @@ func (w *Writer) Apply(seq uint64, subject string, data []byte) (bool, error) {
 	if !ok {
 		return true, w.bad(seq, subject, "subject has no valid session id")
 	}
-	e, err := events.DecodeEntry(data)
-	if err != nil {
-		return true, w.bad(seq, subject, "entry does not decode: "+err.Error())
+	if decodeErr != nil {
+		return true, w.bad(seq, subject, "entry does not decode: "+decodeErr.Error())
 	}
 	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
 		return true, w.bad(seq, subject, "timestamp: "+err.Error())
 	}
-	return true, w.project(seq, sid, &e, data)
+	return true, w.project(seq, sid, e, data)
 }
 
 // Bad is the number of entries this writer recorded as unreadable.
@@ -188,6 +213,11 @@ func (w *Writer) getJSON(key string, v any) (bool, error) {
 // summary returns the session's summary, loading it or starting a new one.
 func (w *Writer) summary(sid string) (*sumState, error) {
 	if st, ok := w.sums[sid]; ok {
+		return st, nil
+	}
+	if st, ok := w.cache[sid]; ok {
+		delete(w.cache, sid)
+		w.sums[sid] = st
 		return st, nil
 	}
 	st := &sumState{s: &Summary{}}
