@@ -27,7 +27,8 @@ type ToolSpec struct {
 }
 
 // ToolCall is a request to execute one tool call, published on
-// cairn.tool.<pool>.<tool>. Its Nats-Msg-Id is the tool call id.
+// cairn.tool.<pool>.<tool>. Its Nats-Msg-Id is toolbus.CallMsgID: the tool
+// call id scoped by the session (docs/protocol.md).
 type ToolCall struct {
 	V          int             `json:"v"`
 	SessionID  string          `json:"sessionId"`
