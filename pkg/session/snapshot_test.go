@@ -82,3 +82,49 @@ func TestSnapshotsServeColdLoads(t *testing.T) {
 		t.Fatalf("read with a foreign snapshot: %d records, %v", len(got), err)
 	}
 }
+
+// A settled writer's Snapshot makes the next load read no tail: delete an
+// entry from the stream after the snapshot, and a load still has it.
+func TestSessionSnapshot(t *testing.T) {
+	ctx := context.Background()
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	l, err := session.NewJetStreamLog(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(ctx, l, events.Entry{ID: "settled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := s.Append(ctx, logtest.UserEntry(id, "", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, events.Names{}.SessionsStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, s.Records()[2].Seq); err != nil {
+		t.Fatal(err)
+	}
+	re, err := session.Load(ctx, l, "settled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(re.Records()) != 4 || re.Records()[2].Entry.ID != "b" {
+		t.Fatalf("load after a snapshot: %d records", len(re.Records()))
+	}
+	// The memory log keeps no snapshots: Snapshot is a no-op there.
+	m, err := session.Create(ctx, session.NewMemLog(0, nil), events.Entry{ID: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

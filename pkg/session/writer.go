@@ -369,3 +369,20 @@ func cloneMap(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Snapshotter is the optional power of a [Log] to keep a snapshot of a
+// session for fast cold loads ([JetStreamLog] has it).
+type Snapshotter interface {
+	WriteSnapshot(ctx context.Context, sid string, recs []Record) error
+}
+
+// Snapshot stores the session as it is now as its snapshot, if the log keeps
+// snapshots (else it does nothing). Writers call it when a session settles
+// (a run ends), so that the next cold load, on whatever node, reads one
+// object and no tail.
+func (s *Session) Snapshot(ctx context.Context) error {
+	if sn, ok := s.log.(Snapshotter); ok {
+		return sn.WriteSnapshot(ctx, s.id, s.recs)
+	}
+	return nil
+}
