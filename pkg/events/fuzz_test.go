@@ -126,7 +126,33 @@ func FuzzDecodeCommand(f *testing.F) {
 }
 
 func FuzzDecodeEvent(f *testing.F) {
-	seedFiles(f, "event")
+	// The golden events with small messages: the fuzzer minimises every new
+	// interesting input, which is slow for the large golden messages (those
+	// are fuzzed by FuzzMessage).
+	asst := Message{Role: RoleAssistant, Content: TextContent("ok"), StopReason: StopEnd}
+	res := Message{Role: RoleToolResult, ToolCallID: "t", ToolName: "ls", Content: TextContent("a.go")}
+	for _, ev := range exampleEvents() {
+		if ev.Message != nil {
+			ev.Message = &asst
+		}
+		if ev.Messages != nil {
+			ev.Messages = []Message{asst}
+		}
+		if ev.ToolResults != nil {
+			ev.ToolResults = []Message{res}
+		}
+		if ev.Partial != nil {
+			ev.Partial = &res
+		}
+		if ev.Result != nil {
+			ev.Result = &res
+		}
+		b, err := ev.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, err := DecodeEvent(data)
 		if err != nil {
