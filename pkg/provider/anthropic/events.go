@@ -75,7 +75,9 @@ func consume(ctx context.Context, s *ssestream.Stream[sdk.MessageStreamEventUnio
 			// Usage in message_delta is cumulative; input counts appear
 			// here too when the server revises them.
 			u := ev.Usage
-			usage.Output = u.OutputTokens
+			if u.JSON.OutputTokens.Valid() {
+				usage.Output = u.OutputTokens
+			}
 			if u.JSON.InputTokens.Valid() && u.InputTokens > 0 {
 				usage.Input = u.InputTokens
 			}

@@ -263,14 +263,14 @@ func assistantBlocks(model llm.Model, m events.Message) []sdk.ContentBlockParamU
 			if len(args) == 0 || !json.Valid(args) {
 				args = json.RawMessage("{}") // the request would not encode
 			}
-			out = append(out, sdk.NewToolUseBlock(b.ID, args, b.Name))
+			out = append(out, sdk.NewToolUseBlock(toolID(b.ID), args, b.Name))
 		}
 	}
 	return out
 }
 
 func toolResult(m events.Message) (sdk.ContentBlockParamUnion, error) {
-	res := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+	res := sdk.ToolResultBlockParam{ToolUseID: toolID(m.ToolCallID)}
 	if m.IsError {
 		res.IsError = sdk.Bool(true)
 	}
@@ -305,3 +305,19 @@ type blockErr struct {
 }
 
 func (e *blockErr) Error() string { return "content[" + itoa(e.index) + "]: " + e.problem }
+
+// toolID makes a tool-call id from another provider acceptable to Anthropic
+// (letters, digits, '_' and '-', at most 64): OpenAI's Responses ids hold a
+// '|'. A call and its result map the same way, so they still match.
+func toolID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}

@@ -89,3 +89,15 @@ func TestHistoryConversion(t *testing.T) {
 		t.Errorf("custom role: %v", err)
 	}
 }
+
+func TestToolIDsFromOtherProviders(t *testing.T) {
+	m := model(t)
+	got := paramsJSON(t, &llm.Request{Model: m, Messages: []events.Message{
+		{Role: events.RoleUser, Content: events.TextContent("a")},
+		{Role: events.RoleAssistant, API: "openai-responses", Provider: "openai", Model: "gpt-5", StopReason: events.StopToolUse,
+			Content: events.Content{Blocks: []events.Block{{Type: events.BlockToolCall, ID: "call_1|fc_1", Name: "ls", Arguments: json.RawMessage(`{}`)}}}},
+		{Role: events.RoleToolResult, ToolCallID: "call_1|fc_1", ToolName: "ls", Content: events.TextContent("x")}}})
+	if !strings.Contains(got, `"id":"call_1_fc_1"`) || !strings.Contains(got, `"tool_use_id":"call_1_fc_1"`) {
+		t.Errorf("ids not mapped alike: %s", got)
+	}
+}

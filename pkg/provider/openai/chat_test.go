@@ -100,6 +100,12 @@ func chatCases(t testing.TB) []ssetest.Case {
 			Msg:    msg(events.StopToolUse, full, "", events.TextBlock("Let me look."), call("call_A", "read", `{"path":"a.go"}`), call("call_B", "ls", `{"path":"."}`)),
 		},
 		{
+			Name:   "refusal streamed as text",
+			Reply:  ssetest.Reply{Body: ssetest.Data(roleChunk, chunk(`{"refusal":"I can't help with that."}`, ""), chunk(`{}`, "stop"), usageChunk, "[DONE]")},
+			Deltas: []events.Delta{text(0, "I can't help with that.")},
+			Msg:    msg(events.StopEnd, full, "", events.TextBlock("I can't help with that.")),
+		},
+		{
 			Name:   "length",
 			Reply:  ssetest.Reply{Body: ssetest.Data(roleChunk, chunk(content("Once"), ""), chunk(`{}`, "length"), usageChunk, "[DONE]")},
 			Deltas: []events.Delta{text(0, "Once")},
@@ -204,8 +210,8 @@ func TestChatRequestShape(t *testing.T) {
 		Tools: []events.ToolSpec{{Name: "ls", Description: "list", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
 		Messages: []events.Message{
 			{Role: events.RoleUser, Content: events.Content{Blocks: []events.Block{events.TextBlock("look"), {Type: events.BlockImage, MimeType: "image/png", Data: "iVBORw0KGgo="}}}},
-			{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{{Type: events.BlockThinking, Thinking: "hmm"}, events.TextBlock("ok"), call("call_1", "ls", `{"path":"."}`)}}},
-			{Role: events.RoleToolResult, ToolCallID: "call_1", ToolName: "ls", Content: events.TextContent("a.go")},
+			{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{{Type: events.BlockThinking, Thinking: "hmm"}, events.TextBlock("ok"), call("call_1|fc_1", "ls", `{"path":"."}`)}}},
+			{Role: events.RoleToolResult, ToolCallID: "call_1|fc_1", ToolName: "ls", Content: events.TextContent("a.go")},
 		}}
 	if _, err := chatProvider(t, srv.URL).Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)

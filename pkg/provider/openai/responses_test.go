@@ -37,6 +37,11 @@ func outText(out int, s string) string {
 	return `{"type":"response.output_text.delta","sequence_number":10,"item_id":"msg_1","output_index":` + itoa(out) + `,"content_index":0,"delta":` + ssetest.JSON(s) + `,"logprobs":[]}`
 }
 
+// mtext is a text block of message item msg_1.
+func mtext(s string) events.Block {
+	return events.Block{Type: events.BlockText, Text: s, TextSignature: "msg_1"}
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func respCases(t testing.TB) []ssetest.Case {
@@ -64,7 +69,7 @@ func respCases(t testing.TB) []ssetest.Case {
 				"response.output_text.done", `{"type":"response.output_text.done","sequence_number":12,"item_id":"msg_1","output_index":1,"content_index":0,"text":"Hello world"}`,
 				"response.completed", completed("completed", ""))},
 			Deltas: []events.Delta{text(0, "Hello"), text(0, " world")},
-			Msg:    msg(events.StopEnd, full, "", events.TextBlock("Hello world")),
+			Msg:    msg(events.StopEnd, full, "", mtext("Hello world")),
 		},
 		{
 			Name: "reasoning summary then text",
@@ -79,7 +84,7 @@ func respCases(t testing.TB) []ssetest.Case {
 			Deltas: []events.Delta{think(0, "**Plan**"), think(0, "\n\n"), think(0, "Answer."), text(1, "42")},
 			Msg: msg(events.StopEnd, full, "",
 				events.Block{Type: events.BlockThinking, Thinking: "**Plan**\n\nAnswer.", ThinkingSignature: reasoningDone},
-				events.TextBlock("42")),
+				mtext("42")),
 		},
 		{
 			Name: "several tool calls with interleaved argument deltas",
@@ -92,22 +97,22 @@ func respCases(t testing.TB) []ssetest.Case {
 				"response.function_call_arguments.done", `{"type":"response.function_call_arguments.done","sequence_number":7,"item_id":"fc_1","output_index":0,"arguments":"{\"path\":\"a.go\"}"}`,
 				"response.function_call_arguments.done", `{"type":"response.function_call_arguments.done","sequence_number":8,"item_id":"fc_2","output_index":1,"arguments":"{\"path\":\".\"}"}`,
 				"response.completed", completed("completed", ""))},
-			Deltas: []events.Delta{args(0, "call_A", "read", `{"path":`), args(1, "call_B", "ls", `{"path":"."}`), args(0, "call_A", "read", `"a.go"}`)},
-			Msg:    msg(events.StopToolUse, full, "", call("call_A", "read", `{"path":"a.go"}`), call("call_B", "ls", `{"path":"."}`)),
+			Deltas: []events.Delta{args(0, "call_A|fc_1", "read", `{"path":`), args(1, "call_B|fc_2", "ls", `{"path":"."}`), args(0, "call_A|fc_1", "read", `"a.go"}`)},
+			Msg:    msg(events.StopToolUse, full, "", call("call_A|fc_1", "read", `{"path":"a.go"}`), call("call_B|fc_2", "ls", `{"path":"."}`)),
 		},
 		{
 			Name: "incomplete: max output tokens",
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Once"),
 				"response.incomplete", `{"type":"response.incomplete","sequence_number":20,"response":{"id":"resp_1","object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"model":"gpt-5","output":[],"usage":`+respUsage+`}}`)},
 			Deltas: []events.Delta{text(0, "Once")},
-			Msg:    msg(events.StopLength, full, "", events.TextBlock("Once")),
+			Msg:    msg(events.StopLength, full, "", mtext("Once")),
 		},
 		{
 			Name: "error event mid-stream",
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Par"),
 				"error", `{"type":"error","sequence_number":11,"code":"server_error","message":"The server had an error while processing your request.","param":null}`)},
 			Deltas: []events.Delta{text(0, "Par")},
-			Msg:    msg(events.StopError, none, "retryable (status 500): The server had an error while processing your request.", events.TextBlock("Par")),
+			Msg:    msg(events.StopError, none, "retryable (status 500): The server had an error while processing your request.", mtext("Par")),
 			Err:    true, Kind: llm.KindRetryable, Status: 500,
 		},
 		{
@@ -115,7 +120,7 @@ func respCases(t testing.TB) []ssetest.Case {
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Par"),
 				"response.failed", `{"type":"response.failed","sequence_number":12,"response":{"id":"resp_1","object":"response","status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-5."},"model":"gpt-5","output":[],"usage":null}}`)},
 			Deltas: []events.Delta{text(0, "Par")},
-			Msg:    msg(events.StopError, none, "retryable (status 429): Rate limit reached for gpt-5.", events.TextBlock("Par")),
+			Msg:    msg(events.StopError, none, "retryable (status 429): Rate limit reached for gpt-5.", mtext("Par")),
 			Err:    true, Kind: llm.KindRetryable, Status: 429,
 		},
 		{
@@ -147,7 +152,7 @@ func respCases(t testing.TB) []ssetest.Case {
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "ok"),
 				"response.completed", `{"type":"response.completed","sequence_number":20,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[],"usage":{"input_tokens":410000,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"total_tokens":410002}}}`)},
 			Deltas: []events.Delta{text(0, "ok")},
-			Msg:    msg(events.StopError, priced(m, 410000, 2, 0, 410002), "context_overflow: the response reports 410000 input tokens, more than the context window of 400000", events.TextBlock("ok")),
+			Msg:    msg(events.StopError, priced(m, 410000, 2, 0, 410002), "context_overflow: the response reports 410000 input tokens, more than the context window of 400000", mtext("ok")),
 			Err:    true, Kind: llm.KindContextOverflow,
 		},
 		{
@@ -155,21 +160,21 @@ func respCases(t testing.TB) []ssetest.Case {
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Hel"),
 				"response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"delta":"lo`)},
 			Deltas: []events.Delta{text(0, "Hel")},
-			Msg:    msg(events.StopError, none, `retryable: responses stream: malformed event: invalid character '\n' in string literal`, events.TextBlock("Hel")),
+			Msg:    msg(events.StopError, none, `retryable: responses stream: malformed event: invalid character '\n' in string literal`, mtext("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
 		{
 			Name:   "connection cut mid-stream",
 			Reply:  ssetest.Reply{Cut: true, Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Hel"))},
 			Deltas: []events.Delta{text(0, "Hel")},
-			Msg:    msg(events.StopError, none, "retryable: responses stream: unexpected EOF", events.TextBlock("Hel")),
+			Msg:    msg(events.StopError, none, "retryable: responses stream: unexpected EOF", mtext("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
 		{
 			Name:   "stream ends before response.completed",
 			Reply:  ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Hel"))},
 			Deltas: []events.Delta{text(0, "Hel")},
-			Msg:    msg(events.StopError, none, "retryable: the stream ended before response.completed", events.TextBlock("Hel")),
+			Msg:    msg(events.StopError, none, "retryable: the stream ended before response.completed", mtext("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
 	}
@@ -190,7 +195,7 @@ func TestResponsesAbortMidStream(t *testing.T) {
 	deltas, msg, _ := ssetest.RunAbort(t, ssetest.SSE("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Hel")),
 		respRequest(t)(), respProvider)
 	ssetest.AssertDeltas(t, deltas, []events.Delta{text(0, "Hel")})
-	want := events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{events.TextBlock("Hel")}}, API: APIResponses,
+	want := events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{mtext("Hel")}}, API: APIResponses,
 		Provider: "openai", Model: "gpt-5", ResponseID: "resp_1", Usage: priced(lookup(t, "gpt-5"), 0, 0, 0, 0),
 		StopReason: events.StopAborted, ErrorMessage: "aborted: the request was aborted"}
 	ssetest.AssertMessage(t, msg, want)
@@ -202,10 +207,12 @@ func TestResponsesRequestShape(t *testing.T) {
 	req := &llm.Request{Model: m, SystemPrompt: "sys", ThinkingLevel: "low", MaxTokens: 2000,
 		Tools: []events.ToolSpec{{Name: "ls", Description: "list", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
 		Messages: []events.Message{
-			{Role: events.RoleUser, Content: events.Content{Blocks: []events.Block{events.TextBlock("look"), {Type: events.BlockImage, MimeType: "image/jpeg", Data: "/9j/4AAQ"}}}},
+			{Role: events.RoleUser, Content: events.Content{Blocks: []events.Block{mtext("look"), {Type: events.BlockImage, MimeType: "image/jpeg", Data: "/9j/4AAQ"}}}},
 			{Role: events.RoleAssistant, API: APIResponses, Provider: "openai", Model: "gpt-5", Content: events.Content{Blocks: []events.Block{
-				{Type: events.BlockThinking, Thinking: "**Plan**", ThinkingSignature: reasoningDone}, events.TextBlock("ok"), call("call_1", "ls", `{"path":"."}`)}}},
-			{Role: events.RoleToolResult, ToolCallID: "call_1", ToolName: "ls", Content: events.TextContent("a.go")},
+				{Type: events.BlockThinking, Thinking: "**Plan**", ThinkingSignature: reasoningDone}, mtext("ok"), call("call_1|fc_1", "ls", `{"path":"."}`)}}},
+			{Role: events.RoleToolResult, ToolCallID: "call_1|fc_1", ToolName: "ls", Content: events.TextContent("a.go")},
+			{Role: events.RoleAssistant, API: APIChat, Provider: "openai", Model: "gpt-4o", Content: events.Content{Blocks: []events.Block{
+				{Type: events.BlockThinking, Thinking: "other model", ThinkingSignature: "x"}, events.TextBlock("from chat")}}},
 		}}
 	if _, err := respProvider(t, srv.URL).Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
@@ -217,9 +224,10 @@ func TestResponsesRequestShape(t *testing.T) {
 	want := `{"include":["reasoning.encrypted_content"],"input":[` +
 		`{"content":[{"text":"look","type":"input_text"},{"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAQ","type":"input_image"}],"role":"user"},` +
 		`{"encrypted_content":"gAAAAABoEncrypted==","id":"rs_1","summary":[{"text":"**Plan**","type":"summary_text"},{"text":"Answer.","type":"summary_text"}],"type":"reasoning"},` +
-		`{"content":"ok","role":"assistant"},` +
-		`{"arguments":"{\"path\":\".\"}","call_id":"call_1","name":"ls","type":"function_call"},` +
-		`{"call_id":"call_1","output":"a.go","type":"function_call_output"}],` +
+		`{"content":[{"annotations":[],"text":"ok","type":"output_text"}],"id":"msg_1","role":"assistant","status":"completed","type":"message"},` +
+		`{"arguments":"{\"path\":\".\"}","call_id":"call_1","id":"fc_1","name":"ls","type":"function_call"},` +
+		`{"call_id":"call_1","output":"a.go","type":"function_call_output"},` +
+		`{"content":"from chat","role":"assistant"}],` +
 		`"instructions":"sys","max_output_tokens":2000,"model":"gpt-5","reasoning":{"effort":"low","summary":"auto"},"store":false,"stream":true,` +
 		`"tools":[{"description":"list","name":"ls","parameters":{"properties":{"path":{"type":"string"}},"type":"object"},"strict":false,"type":"function"}]}`
 	if g := ssetest.JSON(got.Body); g != want {

@@ -137,7 +137,7 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 						args = "{}"
 					}
 					calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: b.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args}}})
+						ID: chatID(b.ID), Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args}}})
 				}
 				// Thinking is not sent back: Chat Completions has no field
 				// for it.
@@ -168,7 +168,7 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 			if body == "" && len(images) > 0 {
 				body = "(see the attached image)"
 			}
-			out = append(out, openai.ToolMessage(body, m.ToolCallID))
+			out = append(out, openai.ToolMessage(body, chatID(m.ToolCallID)))
 			// A tool message carries only text: images follow as a user
 			// message.
 			if len(images) > 0 {

@@ -51,6 +51,9 @@ func (st *chatState) chunk(c openai.ChatCompletionChunk) {
 	if d.Content != "" {
 		st.b.AppendText(d.Content)
 	}
+	if d.Refusal != "" {
+		st.b.AppendText(d.Refusal) // the model's refusal is its answer
+	}
 	for _, tc := range d.ToolCalls {
 		st.toolCall(tc)
 	}

@@ -102,7 +102,13 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 						out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &item})
 					}
 				case events.BlockText:
-					if b.Text != "" {
+					switch {
+					case b.Text == "":
+					case sameModel && strings.HasPrefix(b.TextSignature, "msg_"):
+						text := responses.ResponseOutputTextParam{Text: b.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}
+						out = append(out, responses.ResponseInputItemParamOfOutputMessage(
+							[]responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &text}}, b.TextSignature, responses.ResponseOutputMessageStatusCompleted))
+					default:
 						out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
 					}
 				case events.BlockToolCall:
@@ -110,7 +116,12 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 					if args == "" {
 						args = "{}"
 					}
-					out = append(out, responses.ResponseInputItemParamOfFunctionCall(args, b.ID, b.Name))
+					callID, itemID := splitID(b.ID)
+					item := responses.ResponseInputItemParamOfFunctionCall(args, callID, b.Name)
+					if sameModel && itemID != "" {
+						item.OfFunctionCall.ID = openai.String(itemID)
+					}
+					out = append(out, item)
 				}
 			}
 		case events.RoleToolResult:
@@ -132,7 +143,8 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 				body = "(see the attached image)"
 			}
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(body)
-			item.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
+			callID, _ := splitID(m.ToolCallID)
+			item.OfFunctionCallOutput.CallID = openai.String(callID)
 			out = append(out, item)
 			if len(images) > 0 {
 				parts := append(responses.ResponseInputMessageContentListParam{responses.ResponseInputContentParamOfInputText("Image from the result of tool call " + m.ToolCallID + ":")}, images...)

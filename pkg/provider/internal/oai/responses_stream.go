@@ -15,6 +15,7 @@ type respState struct {
 	b     *stream.Builder
 	items map[int64]int    // output_index -> block (reasoning, function call)
 	texts map[[2]int64]int // (output_index, content_index) -> text block
+	msgID map[int64]string // output_index -> message item id
 	calls int
 	args  map[int]bool // blocks whose arguments arrived as deltas
 	msg   events.Message
@@ -36,7 +37,12 @@ func (st *respState) event(ev responses.ResponseStreamEventUnion) bool {
 			st.items[ev.OutputIndex] = b.Open(events.BlockThinking)
 		case "function_call":
 			st.calls++
-			st.items[ev.OutputIndex] = b.OpenToolCall(ev.Item.CallID, ev.Item.Name)
+			st.items[ev.OutputIndex] = b.OpenToolCall(joinID(ev.Item.CallID, ev.Item.ID), ev.Item.Name)
+		case "message":
+			if st.msgID == nil {
+				st.msgID = map[int64]string{}
+			}
+			st.msgID[ev.OutputIndex] = ev.Item.ID
 		}
 	case "response.reasoning_summary_part.added":
 		if i, ok := st.items[ev.OutputIndex]; ok && ev.SummaryIndex > 0 {
@@ -55,6 +61,9 @@ func (st *respState) event(ev responses.ResponseStreamEventUnion) bool {
 		if !ok {
 			i = b.Open(events.BlockText)
 			st.texts[key] = i
+			// The message item's id, sent back with the text so that a
+			// reasoning item before it finds the item it belongs to.
+			b.Block(i).TextSignature = st.msgID[ev.OutputIndex]
 		}
 		b.Text(i, ev.Delta)
 	case "response.function_call_arguments.delta":
