@@ -255,7 +255,13 @@ func (e *Entry) decode(data []byte) error {
 	case EntryMessage:
 		r.object("message", true, func(b []byte, p string) error {
 			e.Message = new(Message)
-			return e.Message.decode(b, p)
+			if err := e.Message.decode(b, p); err != nil {
+				return err
+			}
+			if e.Message.Role == RoleAssistant && e.Message.StopReason == "" {
+				return fieldErr(p+".stopReason", "is required")
+			}
+			return nil
 		})
 	case EntryModelChange:
 		e.Provider = r.str("provider", true)

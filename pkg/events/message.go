@@ -107,7 +107,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		if m.Usage != nil {
 			w.value("usage", m.Usage)
 		}
-		w.str("stopReason", string(m.StopReason))
+		w.optStr("stopReason", string(m.StopReason)) // empty while streaming (events)
 		w.optStr("errorMessage", m.ErrorMessage)
 		w.optStr("responseId", m.ResponseID)
 	case RoleToolResult:
@@ -170,8 +170,10 @@ func (m *Message) decode(data []byte, path string) error {
 			m.Usage = new(Usage)
 			return m.Usage.decode(b, p)
 		})
-		m.StopReason = StopReason(r.str("stopReason", true))
-		if r.err == nil && !m.StopReason.valid() {
+		// Optional here: a message still streaming (in a live event) has
+		// none. Entries require it (Entry's decoder checks).
+		m.StopReason = StopReason(r.str("stopReason", false))
+		if r.err == nil && m.StopReason != "" && !m.StopReason.valid() {
 			r.fail("stopReason", "unknown stop reason %q (want stop, length, toolUse, error or aborted)", m.StopReason)
 		}
 		m.ErrorMessage = r.str("errorMessage", false)
