@@ -224,7 +224,7 @@ func TestChatRequestShape(t *testing.T) {
 		`{"content":[{"text":"look","type":"text"},{"image_url":{"url":"data:image/png;base64,iVBORw0KGgo="},"type":"image_url"}],"role":"user"},` +
 		`{"content":"ok","role":"assistant","tool_calls":[{"function":{"arguments":"{\"path\":\".\"}","name":"ls"},"id":"call_1","type":"function"}]},` +
 		`{"content":"a.go","role":"tool","tool_call_id":"call_1"}],` +
-		`"model":"o4-mini","reasoning_effort":"high","stream":true,"stream_options":{"include_usage":true},"temperature":0.5,` +
+		`"model":"o4-mini","reasoning_effort":"high","stream":true,"stream_options":{"include_usage":true},` +
 		`"tools":[{"function":{"description":"list","name":"ls","parameters":{"properties":{"path":{"type":"string"}},"type":"object"}},"type":"function"}]}`
 	if g := ssetest.JSON(got.Body); g != want {
 		t.Errorf("request body:\n got %s\nwant %s", g, want)

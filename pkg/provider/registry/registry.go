@@ -240,3 +240,21 @@ func (r *Registry) compatible(e Endpoint) (llm.Provider, error) {
 	}
 	return openaicompat.New(openaicompat.Config{Name: e.Name, BaseURL: e.BaseURL, APIKey: k, HTTPClient: r.cfg.HTTPClient, Logger: r.cfg.Logger})
 }
+
+// LoadConfig reads the operator's files into a Config: the model registry
+// file over the embedded one and the endpoints file; either path may be ""
+// (none). cairn's commands pass their --models and --endpoints flags here.
+func LoadConfig(modelsPath, endpointsPath string) (Config, error) {
+	var cfg Config
+	m, err := models.Load(modelsPath)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Models = m
+	if endpointsPath != "" {
+		if cfg.Endpoints, err = LoadEndpoints(endpointsPath); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}

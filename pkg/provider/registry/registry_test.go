@@ -274,3 +274,28 @@ func TestBadBaseURLFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	mp, ep := filepath.Join(dir, "models.json"), filepath.Join(dir, "endpoints.json")
+	_ = os.WriteFile(mp, []byte(`{"models": [{"provider": "ollama", "id": "qwen3:8b", "contextWindow": 40960, "maxOutput": 8192, "price": {}}]}`), 0o600)
+	_ = os.WriteFile(ep, []byte(`{"endpoints": [{"name": "ollama", "baseUrl": "http://localhost:11434/v1"}]}`), 0o600)
+	cfg, err := LoadConfig(mp, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Getenv = env(nil)
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, m, err := r.Resolve("ollama/qwen3:8b"); err != nil || m.ContextWindow != 40960 || m.BaseURL != "http://localhost:11434/v1" {
+		t.Fatalf("registry entry for an endpoint model: %+v, %v", m, err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "nope.json"), ""); err == nil {
+		t.Fatal("a missing models file was accepted")
+	}
+	if cfg, err := LoadConfig("", ""); err != nil || cfg.Models == nil || cfg.Endpoints != nil {
+		t.Fatalf("no files: %+v, %v", cfg, err)
+	}
+}

@@ -68,7 +68,8 @@ func (c *Chat) params(req *llm.Request) (openai.ChatCompletionNewParams, []optio
 		return p, nil, lerr
 	}
 	p.ReasoningEffort = e
-	if req.Temperature != nil {
+	if req.Temperature != nil && (c.compat || !req.Model.Reasoning) {
+		// OpenAI's reasoning models refuse a temperature.
 		p.Temperature = openai.Float(*req.Temperature)
 	}
 	if req.SystemPrompt != "" {

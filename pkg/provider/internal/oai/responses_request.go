@@ -28,7 +28,8 @@ func (r *Responses) params(req *llm.Request) (responses.ResponseNewParams, []opt
 	if req.SystemPrompt != "" {
 		p.Instructions = openai.String(req.SystemPrompt)
 	}
-	if req.Temperature != nil {
+	if req.Temperature != nil && !req.Model.Reasoning {
+		// Reasoning models refuse a temperature.
 		p.Temperature = openai.Float(*req.Temperature)
 	}
 	e, lerr := effort(r.name, req)
