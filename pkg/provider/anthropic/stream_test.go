@@ -290,6 +290,9 @@ func TestStream(t *testing.T) {
 			srv := ssetest.Serve(t, tc.reply)
 			var d ssetest.Deltas
 			msg, err := newProvider(t, srv.URL).Stream(context.Background(), request(t), d.Add)
+			if n := len(srv.Requests()); n != 1 {
+				t.Fatalf("the server got %d requests, want 1 (retries belong to the harness, not the SDK)", n)
+			}
 			ssetest.AssertDeltas(t, d.List, tc.deltas)
 			ssetest.AssertMessage(t, msg, tc.msg(t))
 			if !tc.err {

@@ -32,6 +32,9 @@ func Run(t *testing.T, cases []Case, req func() *llm.Request, newProvider func(t
 			srv := Serve(t, tc.Reply)
 			var d Deltas
 			msg, err := newProvider(t, srv.URL).Stream(context.Background(), req(), d.Add)
+			if n := len(srv.Requests()); n != 1 {
+				t.Fatalf("the server got %d requests, want 1 (retries belong to the harness, not the SDK)", n)
+			}
 			AssertDeltas(t, d.List, tc.Deltas)
 			AssertMessage(t, msg, tc.Msg)
 			if !tc.Err {
