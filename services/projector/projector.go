@@ -17,6 +17,8 @@ type Projector struct {
 	db   *store.DB
 	prog progress
 	m    *metrics
+
+	onCommit func(applied uint64) // a hook for benchmarks; set before Run
 }
 
 // New validates cfg and opens the database. Close releases it.
@@ -87,6 +89,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	pu := &pump{
 		w: w, batch: p.cfg.BatchSize, prog: &p.prog, m: p.m, ack: true,
 		tick: func(ctx context.Context) { p.refresh(ctx, stream) }, tickEvery: time.Second,
+		onCommit: p.onCommit,
 	}
 	err = pu.run(ctx, msgs)
 	p.prog.running.Store(false)

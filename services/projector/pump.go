@@ -26,6 +26,8 @@ type pump struct {
 	// tick, if set, runs every tickEvery while the pump waits.
 	tick      func(ctx context.Context)
 	tickEvery time.Duration
+	// onCommit, if set, is told the applied sequence after each commit.
+	onCommit func(applied uint64)
 }
 
 // run applies messages until ctx ends (nil), stop says done (nil) or an error.
@@ -117,6 +119,9 @@ func (p *pump) commit(last jetstream.Msg) error {
 		return err
 	}
 	p.prog.applied.Store(p.w.Applied())
+	if p.onCommit != nil {
+		p.onCommit(p.w.Applied())
+	}
 	if p.m != nil && n > 0 {
 		p.m.batches.Observe(float64(n))
 	}
