@@ -21,7 +21,8 @@ in file order; v2 hookMessage messages become custom messages), and writes it
 as a version 3 file through Cairn's types. Fields Cairn does not model are
 kept. The result is checked before it is written: unique ids, every parentId
 names an earlier entry, the entries in their original order. OUT is replaced
-atomically, so it may be IN itself. See docs/pi-interop.md.`,
+atomically, so it may be IN itself, and gets IN's permissions. See
+docs/pi-interop.md.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := convertPiFile(args[0], args[1])
@@ -41,6 +42,11 @@ func convertPiFile(in, out string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
 	header, entries, err := events.ReadPiFile(f)
 	f.Close()
 	if err != nil {
@@ -53,7 +59,7 @@ func convertPiFile(in, out string) (int, error) {
 	if err := checkConverted(buf.Bytes(), header, entries); err != nil {
 		return 0, fmt.Errorf("the converted session is not valid, nothing written: %w", err)
 	}
-	if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+	if err := writeFileAtomic(out, buf.Bytes(), info.Mode().Perm()); err != nil {
 		return 0, err
 	}
 	return len(entries), nil
@@ -81,14 +87,17 @@ func checkConverted(data []byte, header events.Entry, entries []events.Entry) er
 	return nil
 }
 
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over path.
-func writeFileAtomic(path string, data []byte) error {
+// writeFileAtomic replaces path with data, with permissions perm: a
+// temporary file in the same directory, synced, then renamed over path.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -121,14 +121,19 @@ func TestConvertV2(t *testing.T) {
 	}
 }
 
-// OUT may be IN: the file is replaced atomically.
+// OUT may be IN: the file is replaced atomically and keeps its permissions.
 func TestConvertInPlace(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(piTestdata, "v1-linear.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	os.WriteFile(path, src, 0o644)
+	if err := os.WriteFile(path, src, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o640); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
 	if code, _, stderr := runCairn(t, "convert", path, path); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -136,6 +141,9 @@ func TestConvertInPlace(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if !bytes.Equal(got, want) {
 		t.Fatal("in-place conversion differs from the expected v3 file")
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o640 {
+		t.Fatalf("converted file mode %v (%v), want the input's -rw-r-----", info.Mode(), err)
 	}
 	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*tmp*")); len(tmps) != 0 {
 		t.Fatalf("temporary files left: %v", tmps)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,19 +47,29 @@ type platform struct {
 	wait func() error
 }
 
-// newModels builds the provider registry, with the scripted provider when
-// a script is given.
-func newModels(script string, log *slog.Logger) (*registry.Registry, error) {
+// demoScript drives the scripted model when no script is given.
+//
+//go:embed demo/script.json
+var demoScript []byte
+
+// modelsFor builds the provider registry. The scripted provider is always
+// there, driven by script, or by the built-in demo script when none is given.
+func modelsFor(script, defaultModel string, log *slog.Logger) (*registry.Registry, error) {
+	if err := events.ValidateModelRef("--model", defaultModel); err != nil {
+		return nil, usagef("%v", err)
+	}
 	reg, err := registry.New(registry.Config{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	if script == "" {
-		return reg, nil
-	}
-	sc, err := scripted.Load(script)
-	if err != nil {
-		return nil, fmt.Errorf("--script: %w", err)
+	var sc *scripted.Script
+	if script != "" {
+		sc, err = scripted.Load(script)
+		if err != nil {
+			return nil, fmt.Errorf("--script: %w", err)
+		}
+	} else if sc, err = scripted.Parse(demoScript); err != nil {
+		return nil, fmt.Errorf("built-in demo script: %w", err)
 	}
 	p := scripted.New(sc)
 	err = reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return p, p.Model(id), nil })
@@ -114,7 +125,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
-	models, err := newModels(cfg.Script, log)
+	models, err := modelsFor(cfg.Script, cfg.Model, log)
 	if err != nil {
 		return fail(err)
 	}

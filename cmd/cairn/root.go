@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,17 +46,17 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(
 		newConvertCmd(e),
 		newUpCmd(e),
-		notBuilt("orchestrator", "run the orchestrator service", "the orchestrator"),
+		newOrchestratorCmd(e),
 		newToolrunnerCmd(e),
 		notBuilt("compactor", "run a compaction worker", "the compactor"),
 		newProjectorCmd(e),
 		newGatewayCmd(e),
-		newSessionCmd(),
-		notBuilt("prompt ID TEXT", "send a prompt and follow the live output", "the gateway"),
-		notBuilt("steer ID TEXT", "queue a steering message", "the gateway"),
-		notBuilt("follow-up ID TEXT", "queue a follow-up message", "the gateway"),
-		notBuilt("abort ID", "abort the running turn", "the gateway"),
-		notBuilt("sessions", "list sessions", "the gateway"),
+		newSessionCmd(e),
+		newPromptCmd(e),
+		sendCmd(e, "steer ID TEXT", "queue a steering message for the running agent", events.CmdSteer, true),
+		sendCmd(e, "follow-up ID TEXT", "queue a message for when the agent would stop", events.CmdFollowUp, true),
+		sendCmd(e, "abort ID", "abort the running turn", events.CmdAbort, false),
+		newSessionsCmd(e),
 		newLogCmd(e),
 		newTreeCmd(e),
 		notBuilt("context ID", "print the context the model would see", "the gateway"),
@@ -79,12 +81,6 @@ func notBuilt(use, short, what string) *cobra.Command {
 			return errNotBuilt(what)
 		},
 	}
-}
-
-func newSessionCmd() *cobra.Command {
-	c := &cobra.Command{Use: "session", Short: "manage sessions"}
-	c.AddCommand(notBuilt("new", "create a session and print its id", "the gateway"))
-	return c
 }
 
 func newAuditCmd() *cobra.Command {

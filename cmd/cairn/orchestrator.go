@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+)
+
+func newOrchestratorCmd(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "orchestrator", Short: "run the orchestrator service", Args: cobra.NoArgs}
+	natsURL := addNATSFlag(c)
+	script := c.Flags().String("script", envOr("CAIRN_SCRIPT", ""), "script file of the scripted provider (env CAIRN_SCRIPT)")
+	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "default model of new sessions (env CAIRN_MODEL)")
+	instance := c.Flags().String("instance", "", "this instance's name among orchestrators (default host-pid)")
+	addr := c.Flags().String("http", "", "address of /healthz, /readyz and /metrics (default none)")
+	leaseTTL := c.Flags().Duration("lease-ttl", 5*time.Second, "how long a dead instance keeps its sessions")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		log := newLogger(e, "orchestrator")
+		nc, js, err := connectNATS(*natsURL, "cairn-orchestrator")
+		if err != nil {
+			return err
+		}
+		defer nc.Drain()
+		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
+		if err != nil {
+			return err
+		}
+		models, err := modelsFor(*script, *model, log)
+		if err != nil {
+			return err
+		}
+		reg := prometheus.NewRegistry()
+		o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: models, DefaultModel: *model,
+			Instance: *instance, LeaseTTL: *leaseTTL, Registerer: reg, Logger: log})
+		if err != nil {
+			return err
+		}
+		g, ctx := errgroup.WithContext(cmd.Context())
+		g.Go(func() error { return o.Run(ctx) })
+		if *addr != "" {
+			g.Go(func() error { return serveOps(ctx, *addr, func() bool { return true }, reg) })
+		}
+		return g.Wait()
+	}
+	return c
+}
+
+// serveOps serves /healthz, /readyz and /metrics until ctx ends.
+func serveOps(ctx context.Context, addr string, ready func() bool, gatherer prometheus.Gatherer) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"ready":false}`))
+			return
+		}
+		w.Write([]byte(`{"ready":true}`))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
