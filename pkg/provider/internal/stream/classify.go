@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-agents/cairn/pkg/llm"
 )
@@ -19,7 +20,8 @@ import (
 // Retry-After; may be nil). Overflow wording wins over the status class:
 // a 400 "prompt is too long" is a context overflow, not an invalid request.
 func HTTPError(status int, code, msg string, header http.Header, cause error) *llm.Error {
-	e := &llm.Error{Kind: llm.ClassifyStatus(status), Status: status, Message: msg, Err: cause}
+	msg = strings.TrimSpace(msg)
+	e := &llm.Error{Kind: llm.ClassifyStatus(status), Status: status, Message: clip(msg), Err: cause}
 	if e.Message == "" && code != "" {
 		e.Message = code
 	}
@@ -30,6 +32,21 @@ func HTTPError(status int, code, msg string, header http.Header, cause error) *l
 		e.RetryAfter = RetryAfter(header, time.Now())
 	}
 	return e
+}
+
+// maxMessage bounds an error message kept from a response: a proxy's HTML
+// page does not belong in the log whole.
+const maxMessage = 1000
+
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // Transport classifies a failure to reach the provider or to read its

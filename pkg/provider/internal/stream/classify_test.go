@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-agents/cairn/pkg/llm"
 )
@@ -83,5 +85,17 @@ func TestObjectArgs(t *testing.T) {
 		if got := string(ObjectArgs([]byte(in))); got != want {
 			t.Errorf("ObjectArgs(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLongMessagesAreClipped(t *testing.T) {
+	long := strings.Repeat("é", 2000) // 4000 bytes
+	e := HTTPError(502, "", long, nil, nil)
+	if len(e.Message) > maxMessage+40 || !strings.HasSuffix(e.Message, "(4000 bytes)") || !utf8.ValidString(e.Message) {
+		t.Fatalf("clipped message: %d bytes, %q...", len(e.Message), e.Message[len(e.Message)-20:])
+	}
+	// Overflow wording is matched on the whole message, before clipping.
+	if e := HTTPError(400, "", strings.Repeat("x", 5000)+" prompt is too long", nil, nil); e.Kind != llm.KindContextOverflow {
+		t.Fatalf("kind = %v", e.Kind)
 	}
 }
