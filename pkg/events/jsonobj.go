@@ -93,11 +93,29 @@ func (r *objReader) str(k string, required bool) string {
 		}
 		return ""
 	}
+	if s, ok := plainString(v); ok {
+		return s
+	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		r.fail(k, "must be a string, got %s", jsonKind(v))
 	}
 	return s
+}
+
+// plainString decodes a JSON string of printable ASCII with no escapes, the
+// common case, without encoding/json; ok is false for anything else.
+func plainString(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(inner), true
 }
 
 // nullableStr reads a field that must be present and is a string or null.
