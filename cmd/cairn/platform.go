@@ -190,5 +190,21 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		srv.Shutdown()
 		return errors.Join(errs...)
 	}
+	// Ready when the tools are registered and the gateway follows the streams,
+	// so a session created right away sees every built-in tool.
+	ready := time.NewTicker(10 * time.Millisecond)
+	defer ready.Stop()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for !runner.Ready() || !gw.Ready() {
+		select {
+		case <-ready.C:
+		case <-pctx.Done():
+			return nil, errors.Join(fmt.Errorf("the platform stopped while starting"), wait())
+		case <-deadline.C:
+			failed()
+			return nil, errors.Join(fmt.Errorf("the platform did not become ready within 30s"), wait())
+		}
+	}
 	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(), wait: wait}, nil
 }

@@ -66,7 +66,7 @@ func newRoot(e *env) *cobra.Command {
 		newReplayCmd(e),
 		notBuilt("run TEXT", "run one prompt to completion", "the platform (cairn run)"),
 		notBuilt("bench", "measure the platform", "cairn bench"),
-		notBuilt("demo", "run a demonstration", "cairn demo"),
+		newDemoCmd(e),
 		notBuilt("provision", "create streams, consumers and buckets", "provisioning"),
 	)
 	return root

@@ -69,6 +69,9 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// Ready reports whether the gateway follows the live streams (what /readyz says).
+func (g *Gateway) Ready() bool { return g.ready.Load() }
+
 // Handler returns the API's handler (for tests and in-process mounting). The
 // live parts (SSE, ?wait=applied) work only while Run is running.
 func (g *Gateway) Handler() http.Handler { return g.handler }
