@@ -16,8 +16,9 @@ import (
 
 // client talks to a gateway.
 type client struct {
-	base string
-	http *http.Client
+	base   string
+	http   *http.Client
+	remote bool // a gateway the user named, not one this process started
 }
 
 func newClient(server string) (*client, error) {
@@ -25,7 +26,7 @@ func newClient(server string) (*client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usagef("--server: %q is not an http(s) URL", server)
 	}
-	return &client{base: strings.TrimRight(server, "/"), http: &http.Client{}}, nil
+	return &client{base: strings.TrimRight(server, "/"), http: &http.Client{}, remote: true}, nil
 }
 
 // apiError is an error the gateway answered with.

@@ -64,7 +64,7 @@ func newRoot(e *env) *cobra.Command {
 		newImportCmd(e),
 		newAuditCmd(),
 		newReplayCmd(e),
-		notBuilt("run TEXT", "run one prompt to completion", "the platform (cairn run)"),
+		newRunCmd(e),
 		notBuilt("bench", "measure the platform", "cairn bench"),
 		newDemoCmd(e),
 		notBuilt("provision", "create streams, consumers and buckets", "provisioning"),
