@@ -266,9 +266,28 @@ func (w *objWriter) key(k string) {
 		w.b.WriteByte(',')
 	}
 	w.n++
+	if plainASCII(k, true) {
+		w.b.WriteByte('"')
+		w.b.WriteString(k)
+		w.b.WriteString(`":`)
+		return
+	}
 	kb, _ := json.Marshal(k)
 	w.b.Write(kb)
 	w.b.WriteByte(':')
+}
+
+// plainASCII reports whether s is printable ASCII that encoding/json writes
+// as it is between quotes: no quote, backslash or control character, and,
+// with html, none of < > & (which json.Marshal escapes).
+func plainASCII(s string, html bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
+			return false
+		}
+	}
+	return true
 }
 
 // value writes k with v marshalled by encoding/json.
@@ -289,7 +308,17 @@ func (w *objWriter) rawValue(k string, v json.RawMessage) {
 	w.b.Write(v)
 }
 
-func (w *objWriter) str(k, v string) { w.value(k, v) }
+func (w *objWriter) str(k, v string) {
+	if plainASCII(v, false) {
+		// The common case, written without encoding/json: same bytes.
+		w.key(k)
+		w.b.WriteByte('"')
+		w.b.WriteString(v)
+		w.b.WriteByte('"')
+		return
+	}
+	w.value(k, v)
+}
 func (w *objWriter) optStr(k, v string) {
 	if v != "" {
 		w.value(k, v)
