@@ -110,15 +110,10 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 				Session: s.ID, ID: b.ID, Tool: b.Name, ArgsDigest: argsDigest(b.Arguments),
 				Outcome: OutcomePending, Started: ts, StartedMs: ms, EntryID: e.ID, Seq: seq,
 			}
-			if old, err := w.call(s.ID, b.ID); err != nil {
-				return err
-			} else if old != nil {
-				// A reused call id: the record follows the latest call; its
-				// index keys stay those of the first.
-				w.calls[callKey(s.ID, b.ID)].c = c
-			} else {
-				w.addCall(c)
-			}
+			// Call ids are unique in a session (providers make them so); a
+			// reused one replaces the record, and the indexes then list
+			// the record once per call.
+			w.addCall(c)
 			if !slices.Contains(s.Pending, b.ID) {
 				s.Pending = append(s.Pending, b.ID)
 			}

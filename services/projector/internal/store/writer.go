@@ -21,7 +21,8 @@ type Writer struct {
 	bads    uint64 // entries recorded under bad/ by this writer
 
 	sums  map[string]*sumState
-	cache map[string]*sumState // committed summaries, to skip decoding them again
+	cache map[string]*sumState  // committed summaries, to skip decoding them again
+	open  map[string]*callState // committed calls still pending, by call key
 	calls map[string]*callState
 	nodes map[string]*Node
 	usage map[string]*Usage
@@ -45,7 +46,7 @@ func (d *DB) NewWriter() (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{d: d, applied: applied, last: applied,
-		sums: map[string]*sumState{}, cache: map[string]*sumState{}, calls: map[string]*callState{},
+		sums: map[string]*sumState{}, cache: map[string]*sumState{}, open: map[string]*callState{}, calls: map[string]*callState{},
 		nodes: map[string]*Node{}, usage: map[string]*Usage{}, eids: map[string]uint64{}}
 	w.b = d.db.NewBatch()
 	return w, nil
@@ -66,6 +67,15 @@ func (w *Writer) reset() {
 		w.cache[sid] = st
 	}
 	clear(w.sums)
+	if len(w.open) > maxCached {
+		clear(w.open)
+	}
+	for k, cs := range w.calls {
+		if cs.c.Outcome == OutcomePending {
+			cs.new = false
+			w.open[k] = cs
+		}
+	}
 	clear(w.calls)
 	clear(w.nodes)
 	clear(w.usage)
@@ -239,6 +249,11 @@ func (w *Writer) summary(sid string) (*sumState, error) {
 func (w *Writer) call(sid, id string) (*callState, error) {
 	k := callKey(sid, id)
 	if cs, ok := w.calls[k]; ok {
+		return cs, nil
+	}
+	if cs, ok := w.open[k]; ok {
+		delete(w.open, k)
+		w.calls[k] = cs
 		return cs, nil
 	}
 	c := new(ToolCall)
