@@ -43,8 +43,9 @@ type actor struct {
 
 	cmds struct {
 		sync.Mutex
-		seq     map[string]uint64 // pending command id → its stream sequence
-		applied map[string]bool   // command ids named in the log
+		seq     map[string]uint64        // pending command id → its stream sequence
+		applied map[string]bool          // command ids named in the log
+		gates   map[string]chan struct{} // closed when the command's entry is in
 	}
 }
 
@@ -59,6 +60,7 @@ func newActor(o *Orchestrator, p *partition, sid string) *actor {
 		signal: make(chan struct{}, 1), waits: newWaiters(), runDone: make(chan error, 1)}
 	a.cmds.seq = map[string]uint64{}
 	a.cmds.applied = map[string]bool{}
+	a.cmds.gates = map[string]chan struct{}{}
 	return a
 }
 
@@ -188,6 +190,10 @@ func (a *actor) onApplied(commandID string) {
 	seq, ok := a.cmds.seq[commandID]
 	delete(a.cmds.seq, commandID)
 	a.cmds.applied[commandID] = true
+	if g := a.cmds.gates[commandID]; g != nil {
+		close(g)
+		delete(a.cmds.gates, commandID)
+	}
 	a.cmds.Unlock()
 	if ok {
 		a.part.done(seq)
@@ -214,6 +220,26 @@ func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 		defer a.part.wg.Done()
 		a.runDone <- f(ctx)
 	}()
+}
+
+// startPrompt starts a run on msg and waits until the harness has recorded
+// msg, so that the log shows the commands of a session in the order they
+// came, whatever the next one does.
+func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
+	gate := make(chan struct{})
+	a.cmds.Lock()
+	a.cmds.gates[msg.CommandID] = gate
+	a.cmds.Unlock()
+	a.startRun(ctx, func(ctx context.Context) error { return a.h.Prompt(ctx, msg) })
+	select {
+	case <-gate:
+	case err := <-a.runDone: // the run ended without recording it
+		a.cmds.Lock()
+		delete(a.cmds.gates, msg.CommandID)
+		a.cmds.Unlock()
+		a.afterRun(ctx, err)
+	case <-ctx.Done():
+	}
 }
 
 func (a *actor) afterRun(ctx context.Context, err error) {

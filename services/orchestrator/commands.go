@@ -54,7 +54,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		msg := userMessage(cmd)
 		switch {
 		case !a.running:
-			a.startRun(ctx, func(ctx context.Context) error { return a.h.Prompt(ctx, msg) })
+			a.startPrompt(ctx, msg)
 		case cmd.Type == events.CmdSteer:
 			a.h.Steer(msg)
 		default:
@@ -117,7 +117,7 @@ func (a *actor) prompt(ctx context.Context, c intake.Command) {
 	cmd := c.Cmd
 	msg := userMessage(cmd)
 	if !a.running {
-		a.startRun(ctx, func(ctx context.Context) error { return a.h.Prompt(ctx, msg) })
+		a.startPrompt(ctx, msg)
 		return
 	}
 	switch cmd.WhenBusyOrDefault() {
