@@ -1,9 +1,13 @@
 package session
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 )
@@ -34,4 +38,38 @@ func decodeRecord(sid string, seq uint64, data []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: session %s sequence %d: %w", ErrCorrupt, sid, seq, err)
 	}
 	return Record{Session: sid, Seq: seq, Entry: e, Data: data, Digest: Digest(data)}, nil
+}
+
+// parallelDecode is the number of records above which decodeRecords splits
+// the work between goroutines: decoding dominates a cold load.
+const parallelDecode = 128
+
+// decodeRecords decodes stored entries (blobs not yet restored), using every
+// CPU for long sessions. It returns when all work is done.
+func decodeRecords(sid string, seqs []uint64, raws [][]byte) ([]Record, error) {
+	recs := make([]Record, len(raws))
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/parallelDecode+1)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	per := (len(raws) + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(raws))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				r, err := decodeRecord(sid, seqs[i], bytes.Clone(raws[i]))
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				recs[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return recs, nil
 }

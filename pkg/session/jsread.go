@@ -137,7 +137,8 @@ func (l *JetStreamLog) leaderLast(ctx context.Context, subj string) (uint64, err
 // is asked again until the retry budget runs out.
 func (l *JetStreamLog) readStream(ctx context.Context, sid string, start, last uint64) ([]Record, error) {
 	subj := l.opts.names.SessionSubject(sid)
-	var recs []Record
+	var seqs []uint64
+	var raws [][]byte
 	deadline := time.Now().Add(l.opts.retryFor)
 	for start <= last {
 		n := 0
@@ -157,11 +158,8 @@ func (l *JetStreamLog) readStream(ctx context.Context, sid string, start, last u
 				if m.Sequence > last {
 					return nil
 				}
-				rec, err := decodeRecord(sid, m.Sequence, m.Data)
-				if err != nil {
-					return err
-				}
-				recs = append(recs, rec)
+				seqs = append(seqs, m.Sequence)
+				raws = append(raws, m.Data)
 				start = m.Sequence + 1
 				n++
 			}
@@ -184,7 +182,7 @@ func (l *JetStreamLog) readStream(ctx context.Context, sid string, start, last u
 			}
 		}
 	}
-	return recs, nil
+	return decodeRecords(sid, seqs, raws)
 }
 
 // Watch implements [Log] with an ordered consumer (in memory, removed when

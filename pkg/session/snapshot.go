@@ -41,7 +41,8 @@ func (l *JetStreamLog) loadSnapshot(ctx context.Context, sid string) ([]Record, 
 }
 
 func parseSnapshot(sid string, data []byte) ([]Record, error) {
-	var recs []Record
+	var seqs []uint64
+	var raws [][]byte
 	for len(data) > 0 {
 		line, rest, _ := bytes.Cut(data, []byte{'\n'})
 		data = rest
@@ -53,14 +54,20 @@ func parseSnapshot(sid string, data []byte) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: snapshot of %s: bad sequence %q", ErrCorrupt, sid, num)
 		}
-		rec, err := decodeRecord(sid, seq, bytes.Clone(entry))
-		if err != nil {
-			return nil, err
+		if n := len(seqs); n > 0 && seqs[n-1] >= seq {
+			return nil, fmt.Errorf("%w: snapshot of %s: sequence %d after %d", ErrCorrupt, sid, seq, seqs[n-1])
 		}
-		if n := len(recs); n > 0 && (recs[n-1].Seq >= seq || rec.Entry.ParentDigest != recs[n-1].Digest) {
-			return nil, fmt.Errorf("%w: snapshot of %s: chain broken at sequence %d", ErrCorrupt, sid, seq)
+		seqs = append(seqs, seq)
+		raws = append(raws, entry)
+	}
+	recs, err := decodeRecords(sid, seqs, raws)
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].Entry.ParentDigest != recs[i-1].Digest {
+			return nil, fmt.Errorf("%w: snapshot of %s: chain broken at sequence %d", ErrCorrupt, sid, recs[i].Seq)
 		}
-		recs = append(recs, rec)
 	}
 	return recs, nil
 }
