@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -185,6 +187,31 @@ func newSessionsCmd(e *env) *cobra.Command {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.4f\t%s\n", s.ID, s.Status, s.Model, s.Messages, s.Cost, s.LastActivity)
 		}
 		return tw.Flush()
+	}
+	return c
+}
+
+func newContextCmd(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "context ID", Short: "print the context the model would see (JSON)", Args: cobra.ExactArgs(1)}
+	leaf := c.Flags().String("leaf", "", "build it for this entry instead of the active leaf")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		cl, err := clientFrom(cmd)
+		if err != nil {
+			return err
+		}
+		path := "/v1/sessions/" + url.PathEscape(args[0]) + "/context"
+		if *leaf != "" {
+			path += "?leaf=" + url.QueryEscape(*leaf)
+		}
+		var out json.RawMessage
+		if err := cl.do(cmd.Context(), "GET", path, nil, &out); err != nil {
+			return err
+		}
+		var pretty bytes.Buffer
+		json.Indent(&pretty, out, "", "  ")
+		pretty.WriteByte('\n')
+		_, err = e.stdout.Write(pretty.Bytes())
+		return err
 	}
 	return c
 }

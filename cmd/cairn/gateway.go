@@ -6,6 +6,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 
+	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,11 @@ func newGatewayCmd(e *env) *cobra.Command {
 		}
 		defer nc.Drain()
 		log := newLogger(e, "gateway")
-		g, err := gateway.New(gateway.Config{JetStream: js, Addr: *addr, Queries: queries, Logger: log})
+		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
+		if err != nil {
+			return err
+		}
+		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, Logger: log})
 		if err != nil {
 			return err
 		}

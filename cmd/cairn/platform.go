@@ -144,7 +144,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
-	gw, err := gateway.New(gateway.Config{JetStream: js, Queries: proj.Handler(), Logger: log.With("service", "gateway")})
+	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(), Logger: log.With("service", "gateway")})
 	if err != nil {
 		proj.Close()
 		return fail(err)

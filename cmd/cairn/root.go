@@ -59,7 +59,7 @@ func newRoot(e *env) *cobra.Command {
 		newSessionsCmd(e),
 		newLogCmd(e),
 		newTreeCmd(e),
-		notBuilt("context ID", "print the context the model would see", "the gateway"),
+		newContextCmd(e),
 		newExportCmd(e),
 		newImportCmd(e),
 		newAuditCmd(),

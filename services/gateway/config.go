@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	// Queries answers the read-model queries (the projector's handler,
 	// mounted in process or proxied). Nil: those routes answer 503.
 	Queries http.Handler
+	// Log is the session log, read for contexts and exports and written by
+	// imports. Nil: those routes answer 503.
+	Log session.Log
 	// WaitTimeout bounds ?wait=applied. Default 30s.
 	WaitTimeout time.Duration
 	// MaxBodyBytes bounds request bodies. Default 16 MiB.

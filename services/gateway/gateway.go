@@ -188,10 +188,12 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /readyz", "readyz", true, g.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g.cfg.Gatherer, promhttp.HandlerOpts{}))
 	g.patterns = append(g.patterns, "GET /metrics")
+	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)
+	handle("GET /v1/sessions/{id}/export", "export", true, g.export)
+	handle("POST /v1/import", "import", true, g.importSession)
 	queries := g.queries()
 	for _, p := range []string{"GET /v1/sessions", "GET /v1/sessions/{id}", "GET /v1/sessions/{id}/entries",
-		"GET /v1/sessions/{id}/tree", "GET /v1/sessions/{id}/context", "GET /v1/sessions/{id}/export",
-		"POST /v1/import", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
+		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
