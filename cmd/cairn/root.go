@@ -67,7 +67,7 @@ func newRoot(e *env) *cobra.Command {
 		newRunCmd(e),
 		notBuilt("bench", "measure the platform", "cairn bench"),
 		newDemoCmd(e),
-		notBuilt("provision", "create streams, consumers and buckets", "provisioning"),
+		newProvisionCmd(e),
 	)
 	return root
 }
