@@ -116,16 +116,19 @@ func TestKillNineUnderLoad(t *testing.T) {
 	pubDone := make(chan struct{})
 	go func() {
 		defer close(pubDone)
-		for _, m := range log {
-			if _, err := js.PublishAsync(m.Subject, m.Data); err != nil {
-				pubErr = err
+		for i := 0; i < len(log); i += 500 {
+			for _, m := range log[i:min(i+500, len(log))] {
+				if _, err := js.PublishAsync(m.Subject, m.Data); err != nil {
+					pubErr = err
+					return
+				}
+			}
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				pubErr = fmt.Errorf("publishing did not complete")
 				return
 			}
-		}
-		select {
-		case <-js.PublishAsyncComplete():
-		case <-time.After(time.Minute):
-			pubErr = fmt.Errorf("publishing did not complete")
 		}
 	}()
 

@@ -56,21 +56,18 @@ func (p *Projector) Applied() uint64 { return p.prog.applied.Load() }
 func (p *Projector) Lag() uint64 { return p.prog.lag() }
 
 // Run consumes the log and applies it until ctx ends; it then returns nil
-// once the last batch is committed and the consumer stopped. It waits for the
-// sessions stream to exist.
+// once the last batch is committed and the consumer stopped. Until the
+// sessions stream exists and the consumer is set up it retries every second
+// (NATS may be starting, electing a leader or overloaded), logging why.
 func (p *Projector) Run(ctx context.Context) error {
 	w, err := p.db.NewWriter()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	stream, err := p.waitStream(ctx)
-	if err != nil || stream == nil {
-		return err
-	}
-	cons, err := p.consumer(ctx, stream, w.Applied())
-	if err != nil {
-		return err
+	stream, cons := p.setup(ctx, w.Applied())
+	if cons == nil {
+		return nil // ctx ended
 	}
 	p.refresh(ctx, stream)
 
@@ -99,27 +96,34 @@ func (p *Projector) Run(ctx context.Context) error {
 	return err
 }
 
-// waitStream returns the sessions stream, waiting for it to be created; nil,
-// nil if ctx ends first.
-func (p *Projector) waitStream(ctx context.Context) (jetstream.Stream, error) {
+// setup finds the sessions stream and the consumer, retrying every second
+// until it succeeds or ctx ends (then it returns nils).
+func (p *Projector) setup(ctx context.Context, applied uint64) (jetstream.Stream, jetstream.Consumer) {
 	name := p.cfg.names().SessionsStream()
-	logged := false
+	var last string
 	for {
 		s, err := p.cfg.JetStream.Stream(ctx, name)
 		if err == nil {
-			return s, nil
+			var c jetstream.Consumer
+			if c, err = p.consumer(ctx, s, applied); err == nil {
+				return s, c
+			}
+		} else {
+			err = fmt.Errorf("projector: stream %s: %w", name, err)
 		}
-		if !errors.Is(err, jetstream.ErrStreamNotFound) && ctx.Err() == nil {
-			return nil, fmt.Errorf("projector: stream %s: %w", name, err)
+		if ctx.Err() != nil {
+			return nil, nil
 		}
-		if !logged {
-			p.cfg.Logger.Info("projector: waiting for the sessions stream", "stream", name)
-			logged = true
+		if msg := err.Error(); msg != last { // log each new reason once
+			p.cfg.Logger.Warn("projector: waiting to start; retrying every second", "err", err)
+			last = msg
 		}
+		t := time.NewTimer(time.Second)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil, nil
-		case <-time.After(time.Second):
+		case <-t.C:
 		}
 	}
 }
