@@ -111,6 +111,15 @@ func cases() []ssetest.Case {
 			Msg:    msg("c2", events.StopToolUse, nil, "", call("t1", "read", `{"path":"a"}`), call("t2", "read", `{"path":"b"}`)),
 		},
 		{
+			Name: "whole tool calls at one index without ids",
+			Reply: ssetest.Reply{Body: ssetest.Data(
+				chunk("c9", `{"tool_calls":[{"index":0,"type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"}}]}`, ""),
+				chunk("c9", `{"tool_calls":[{"index":0,"type":"function","function":{"name":"read","arguments":"{\"path\":\"b\"}"}}]}`, ""),
+				chunk("c9", `{}`, "tool_calls"), "[DONE]")},
+			Deltas: []events.Delta{args(0, "call_1", "read", `{"path":"a"}`), args(1, "call_2", "read", `{"path":"b"}`)},
+			Msg:    msg("c9", events.StopToolUse, nil, "", call("call_1", "read", `{"path":"a"}`), call("call_2", "read", `{"path":"b"}`)),
+		},
+		{
 			Name:   "finish_reason variants: eos means stop",
 			Reply:  ssetest.Reply{Body: ssetest.Data(chunk("c3", `{"content":"done"}`, ""), chunk("c3", `{}`, "eos"), "[DONE]")},
 			Deltas: []events.Delta{text(0, "done")},

@@ -64,8 +64,12 @@ func (st *chatState) chunk(c openai.ChatCompletionChunk) {
 
 func (st *chatState) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	i, ok := st.calls[tc.Index]
-	if ok && tc.ID != "" && tc.ID != st.b.Block(i).ID {
+	switch {
+	case !ok:
+	case tc.ID != "" && tc.ID != st.b.Block(i).ID:
 		ok = false // a new call at a reused index
+	case tc.ID == "" && tc.Function.Name != "" && json.Valid(st.b.ArgsSoFar(i)):
+		ok = false // a named call after a complete one, without ids
 	}
 	if !ok {
 		st.n++

@@ -144,6 +144,9 @@ func (b *Builder) ToolArgs(i int, s string) {
 	b.onDelta(events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: blk.ID, ToolName: blk.Name})
 }
 
+// ArgsSoFar returns the argument text of the tool call at index i so far.
+func (b *Builder) ArgsSoFar(i int) []byte { return b.args[i].Bytes() }
+
 // SetUsage records the usage the provider reported (replacing earlier
 // reports: providers send running totals).
 func (b *Builder) SetUsage(u events.Usage) {
