@@ -45,7 +45,13 @@ func consume(ctx context.Context, s *ssestream.Stream[sdk.MessageStreamEventUnio
 				blk.Redacted = true
 				blk.ThinkingSignature = cb.Data
 			case "tool_use":
-				blocks[ev.Index] = b.OpenToolCall(cb.ID, cb.Name)
+				i := b.OpenToolCall(cb.ID, cb.Name)
+				blocks[ev.Index] = i
+				// The API streams the input as deltas after an empty {};
+				// some gateways send it whole here instead.
+				if raw := cb.JSON.Input.Raw(); raw != "" && raw != "{}" && raw != "null" {
+					b.ToolArgs(i, raw)
+				}
 			}
 			// Server-side tool blocks (web search...) are not requested by
 			// Cairn and are ignored.

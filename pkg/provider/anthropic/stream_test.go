@@ -154,6 +154,19 @@ func cases() []streamCase {
 			},
 		},
 		{
+			name: "tool input sent whole in content_block_start (gateways)",
+			reply: ssetest.Reply{Body: ssetest.SSE(
+				"message_start", start,
+				"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01C","name":"ls","input":{"path":"."}}}`,
+				"content_block_stop", stop0,
+				"message_delta", msgDelta("tool_use", 9), "message_stop", msgStop)},
+			deltas: []events.Delta{args(0, "toolu_01C", "ls", `{"path":"."}`)},
+			msg: func(t testing.TB) events.Message {
+				return assistant(t, events.StopToolUse, usage(t, 25, 9, 100, 10), "",
+					events.Block{Type: events.BlockToolCall, ID: "toolu_01C", Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)})
+			},
+		},
+		{
 			name: "max tokens",
 			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Once upon"), "message_delta", msgDelta("max_tokens", 4096), "message_stop", msgStop)},
