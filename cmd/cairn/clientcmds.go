@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/spf13/cobra"
@@ -92,7 +94,9 @@ func newPromptCmd(e *env) *cobra.Command {
 	return c
 }
 
-// promptAndFollow sends a prompt and prints the agent's output until it settles.
+// promptAndFollow sends a prompt and prints the agent's output until it
+// settles: text as it streams, thinking dimmed, each tool call and its
+// outcome, and a spinner while nothing arrives (on a terminal).
 func promptAndFollow(ctx context.Context, cl *client, w io.Writer, sid, text, whenBusy string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -106,52 +110,163 @@ func promptAndFollow(ctx context.Context, cl *client, w io.Writer, sid, text, wh
 	if err := cl.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sid)+"/commands", body, nil); err != nil {
 		return err
 	}
-	started, midLine := false, false
-	for {
-		ev, err := stream.next()
-		if err != nil {
-			return fmt.Errorf("lost the event stream: %w", err)
+	type next struct {
+		ev  events.Event
+		err error
+	}
+	evs := make(chan next)
+	go func() {
+		for {
+			ev, err := stream.next()
+			select {
+			case evs <- next{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		switch ev.Type {
-		case events.EvCommandRejected:
-			if ev.CommandID == id {
-				return fmt.Errorf("prompt refused: %s", ev.Error)
+	}()
+	r := &renderer{w: w, spin: isTerminal(w)}
+	tick := time.NewTicker(120 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			r.spinner()
+		case n := <-evs:
+			if n.err != nil {
+				return fmt.Errorf("lost the event stream: %w", n.err)
 			}
-		case events.EvAgentStart:
-			started = true
-		case events.EvMessageUpdate:
-			if started && ev.Delta != nil && ev.Delta.Kind == events.DeltaText {
-				fmt.Fprint(w, ev.Delta.Delta)
-				midLine = true
-			}
-		case events.EvMessageEnd:
-			if started && ev.Message != nil && ev.Message.Role == events.RoleAssistant {
-				if midLine {
-					fmt.Fprintln(w)
-					midLine = false
-				}
-				if ev.Message.StopReason == events.StopError {
-					fmt.Fprintf(w, "[error: %s]\n", ev.Message.ErrorMessage)
-				}
-			}
-		case events.EvToolExecutionStart:
-			if started {
-				fmt.Fprintf(w, "→ %s %s\n", ev.ToolName, ev.Args)
-			}
-		case events.EvToolExecutionEnd:
-			if started && ev.Result != nil {
-				status := "ok"
-				if ev.IsError {
-					status = "error"
-				}
-				fmt.Fprintf(w, "← %s %s: %s\n", ev.ToolName, status, firstLine(ev.Result.Content.Text(), 100))
-			}
-		case events.EvAgentEnd:
-			if started {
-				return nil
+			if done, err := r.event(n.ev, id); done || err != nil {
+				r.clearSpinner()
+				return err
 			}
 		}
 	}
+}
+
+// renderer prints one run's events.
+type renderer struct {
+	w        io.Writer
+	spin     bool
+	started  bool
+	midLine  bool
+	thinking bool
+	spun     int
+}
+
+const (
+	dim   = "\x1b[2m"
+	reset = "\x1b[0m"
+)
+
+func (r *renderer) spinner() {
+	if !r.spin || r.midLine {
+		return
+	}
+	frames := `|/-\`
+	fmt.Fprintf(r.w, "\r%c", frames[r.spun%len(frames)])
+	r.spun++
+}
+
+func (r *renderer) clearSpinner() {
+	if r.spin && r.spun > 0 && !r.midLine {
+		fmt.Fprint(r.w, "\r \r")
+	}
+}
+
+func (r *renderer) print(s string) {
+	r.clearSpinner()
+	r.spun = 0
+	fmt.Fprint(r.w, s)
+}
+
+func (r *renderer) endLine() {
+	if r.midLine {
+		if r.thinking && r.spin {
+			fmt.Fprint(r.w, reset)
+		}
+		fmt.Fprintln(r.w)
+		r.midLine, r.thinking = false, false
+	}
+}
+
+// event renders ev; done once the run this prompt started has ended.
+func (r *renderer) event(ev events.Event, commandID string) (done bool, err error) {
+	switch ev.Type {
+	case events.EvCommandRejected:
+		if ev.CommandID == commandID {
+			return true, fmt.Errorf("prompt refused: %s", ev.Error)
+		}
+	case events.EvAgentStart:
+		r.started = true
+	case events.EvMessageUpdate:
+		if !r.started || ev.Delta == nil {
+			return false, nil
+		}
+		switch ev.Delta.Kind {
+		case events.DeltaThinking:
+			if !r.thinking {
+				r.endLine()
+				if r.spin {
+					r.print(dim)
+				}
+				r.print("thinking: ")
+				r.thinking = true
+			}
+			r.print(ev.Delta.Delta)
+			r.midLine = true
+		case events.DeltaText:
+			if r.thinking {
+				r.endLine()
+			}
+			r.print(ev.Delta.Delta)
+			r.midLine = true
+		}
+	case events.EvMessageEnd:
+		if r.started && ev.Message != nil && ev.Message.Role == events.RoleAssistant {
+			r.endLine()
+			if ev.Message.StopReason == events.StopError {
+				r.print(fmt.Sprintf("[error: %s]\n", ev.Message.ErrorMessage))
+			}
+			if ev.Message.StopReason == events.StopAborted {
+				r.print("[aborted]\n")
+			}
+		}
+	case events.EvToolExecutionStart:
+		if r.started {
+			r.endLine()
+			r.print(fmt.Sprintf("→ %s %s\n", ev.ToolName, ev.Args))
+		}
+	case events.EvToolExecutionEnd:
+		if r.started && ev.Result != nil {
+			status := "ok"
+			if ev.IsError {
+				status = "error"
+			}
+			r.print(fmt.Sprintf("← %s %s: %s\n", ev.ToolName, status, firstLine(ev.Result.Content.Text(), 100)))
+		}
+	case events.EvAgentEnd:
+		if r.started {
+			r.endLine()
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func firstLine(s string, max int) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/spf13/cobra"
@@ -144,6 +146,59 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 		}
 		fmt.Fprintf(w, "   %s: %d entries, chain verified\n", id, len(recs))
 	}
+
+	fmt.Fprintf(w, "\n== The tree of %s, from its log\n", ids[0])
+	s, err := session.Load(ctx, log, ids[0])
+	if err != nil {
+		return err
+	}
+	idx, err := s.Index()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	writeTree(bw, idx.Tree())
+	bw.Flush()
+
+	fmt.Fprintf(w, "\n== Audit of %s's tool calls, from the projector\n", ids[0])
+	var audit struct {
+		ToolCalls []struct {
+			Tool, Outcome, Started, ArgsDigest string
+			DurationMs                         int64
+		}
+	}
+	if err := waitAudit(ctx, cl, ids[0], &audit.ToolCalls); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tOUTCOME\tDURATION\tSTARTED\tARGUMENTS DIGEST")
+	for _, c := range audit.ToolCalls {
+		fmt.Fprintf(tw, "%s\t%s\t%dms\t%s\t%.23s…\n", c.Tool, c.Outcome, c.DurationMs, c.Started, c.ArgsDigest)
+	}
+	tw.Flush()
 	fmt.Fprintf(w, "\nDone. Run `cairn up` to keep a platform running, then `cairn session new` and `cairn prompt`.\n")
 	return nil
+}
+
+// waitAudit reads a session's tool-call audit once the projector has caught
+// up with every call of the demo (each prompt of the script makes some).
+func waitAudit[T any](ctx context.Context, cl *client, sid string, calls *[]T) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var out struct {
+			ToolCalls []T `json:"toolCalls"`
+		}
+		if err := cl.do(ctx, "GET", "/v1/audit/tool-calls?session="+sid, nil, &out); err != nil {
+			return err
+		}
+		if len(out.ToolCalls) >= 5 || time.Now().After(deadline) {
+			*calls = out.ToolCalls
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -14,7 +14,7 @@ func newUpCmd(e *env) *cobra.Command {
 		Short: "run every service in one process on an embedded NATS server",
 		Args:  cobra.NoArgs,
 	}
-	data := c.Flags().String("data", envOr("CAIRN_DATA", "cairn-data"), "data directory: NATS store, read models, workspaces (env CAIRN_DATA)")
+	data := c.Flags().String("data", envOr("CAIRN_DATA", ".cairn"), "data directory: NATS store, read models, workspaces (env CAIRN_DATA)")
 	addr := c.Flags().String("http", "127.0.0.1:8080", "gateway listen address")
 	natsListen := c.Flags().String("nats-listen", "127.0.0.1:4222", "embedded NATS client address, for toolrunners and operator commands")
 	root := c.Flags().String("workspace-root", "", "root of session workspaces (default <data>/workspaces)")
