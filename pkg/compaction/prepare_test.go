@@ -1,0 +1,184 @@
+package compaction_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cairn-agents/cairn/pkg/compaction"
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// keep1k keeps about 1000 tokens (4000 characters).
+var keep1k = compaction.Settings{ReserveTokens: 1000, KeepRecentTokens: 1000}
+
+func TestCutAtATurnStart(t *testing.T) {
+	var b builder
+	b.add(events.Entry{Type: events.EntrySession, ID: "s"})
+	for i := 0; i < 4; i++ {
+		b.user(chars("question", 2000))
+		b.reply(chars("answer", 2000), nil)
+	}
+	p, err := compaction.Prepare(b.path, keep1k)
+	golden(t, "cut_turn_start", render(p, err))
+}
+
+func TestCutNeverAtAToolResult(t *testing.T) {
+	var b builder
+	b.user(chars("old question", 4000))
+	b.reply("old answer", nil)
+	b.user("read it")
+	b.call("c1", "read", `{"path":"a.go"}`)
+	b.result("c1", "read", chars("file a", 4400)) // the budget is reached inside this result
+	b.reply("done", nil)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if err == nil {
+		for _, e := range b.path {
+			if e.ID == p.FirstKeptEntryID && e.Message.Role == events.RoleToolResult {
+				t.Fatalf("cut at tool result %s", e.ID)
+			}
+		}
+	}
+	golden(t, "cut_not_at_tool_result", render(p, err))
+}
+
+func TestSplitTurnSummarisesItsPrefixSeparately(t *testing.T) {
+	var b builder
+	b.user(chars("earlier", 800))
+	b.reply("earlier answer", nil)
+	b.user("refactor everything") // one huge turn from here
+	for i := 0; i < 6; i++ {
+		id := string(rune('a' + i))
+		b.call(id, "edit", `{"path":"f`+id+`.go"}`)
+		b.result(id, "edit", chars("edited", 1200))
+	}
+	b.reply("all done", nil)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if !p.SplitTurn() {
+		t.Fatalf("want a split turn: %s", render(p, err))
+	}
+	golden(t, "split_turn", render(p, err))
+}
+
+func TestWithinBudgetIsNothingToCompact(t *testing.T) {
+	var b builder
+	b.user("hi")
+	b.reply("hello", &events.Usage{Input: 10, Output: 2})
+	p, err := compaction.Prepare(b.path, keep1k)
+	if !errors.Is(err, compaction.ErrNothingToCompact) {
+		t.Fatalf("err = %v", err)
+	}
+	golden(t, "nothing_to_compact", render(p, err))
+}
+
+func TestSettingsChangesBeforeTheCutAreKept(t *testing.T) {
+	var b builder
+	b.user(chars("first", 4000))
+	b.reply("ok", nil)
+	b.add(events.Entry{Type: events.EntryModelChange, Provider: "scripted", ModelID: "m2"})
+	b.add(events.Entry{Type: events.EntryLabel, Label: "here"})
+	b.user(chars("second", 4000))
+	b.reply("ok", nil)
+	p, err := compaction.Prepare(b.path, keep1k)
+	golden(t, "non_message_entries_kept", render(p, err))
+}
+
+// repeated builds a path with a compaction that kept e5.. and later talk.
+func repeated(later int) *builder {
+	var b builder
+	b.user(chars("one", 4000))
+	b.call("r1", "read", `{"path":"old.go"}`)
+	b.result("r1", "read", "package old")
+	b.reply("ok", nil)
+	kept := b.user(chars("two", 2000))
+	b.reply(chars("two done", 2000), nil)
+	b.add(events.Entry{Type: events.EntryCompaction, Summary: "## Goal\nold work", FirstKeptEntryID: kept, TokensBefore: 3000,
+		Details: []byte(`{"readFiles":["old.go","pi-read.go"],"modifiedFiles":["pi-edited.go"]}`)})
+	for i := 0; i < later; i++ {
+		b.user(chars("later", 2000))
+		b.call("w"+string(rune('0'+i)), "write", `{"path":"new`+string(rune('0'+i))+`.go"}`)
+		b.result("w"+string(rune('0'+i)), "write", "written")
+		b.reply(chars("later done", 2000), &events.Usage{Input: int64(2000 + 1000*i), Output: 500})
+	}
+	return &b
+}
+
+func TestRepeatedCompactionSummarisesWhatThePreviousOneKept(t *testing.T) {
+	b := repeated(3)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if err != nil || p.PreviousSummary == "" || !strings.HasPrefix(p.Summarize[0].Content.Text(), "two") {
+		t.Fatalf("want the kept messages first in the summary: %s", render(p, err))
+	}
+	golden(t, "repeated", render(p, err))
+}
+
+func TestRepeatedCompactionWithNothingNew(t *testing.T) {
+	b := repeated(0)
+	p, err := compaction.Prepare(b.path, compaction.Settings{ReserveTokens: 1000, KeepRecentTokens: 5000})
+	if !errors.Is(err, compaction.ErrNothingToCompact) {
+		t.Fatalf("err = %v", err)
+	}
+	golden(t, "repeated_nothing_new", render(p, err))
+}
+
+func TestFileOperationsAccumulate(t *testing.T) {
+	b := repeated(3)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Result(compaction.Summary{Text: "## Goal\nnew work", Usage: events.Usage{Input: 700, Output: 90}})
+	golden(t, "file_ops", "summary:\n"+r.Summary+"\n\ndetails: "+string(r.Details)+"\nfirstKept: "+r.FirstKeptEntryID+"\n")
+}
+
+func TestSerializeTruncatesToolResults(t *testing.T) {
+	var b builder
+	b.user("look at the log")
+	b.msg(events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{
+		{Type: events.BlockThinking, Thinking: "the log is long"}, events.TextBlock("reading"),
+		{Type: events.BlockToolCall, ID: "c", Name: "bash", Arguments: []byte(`{"command":"cat log"}`)}}}})
+	b.msg(events.Message{Role: events.RoleToolResult, ToolCallID: "c", ToolName: "bash", IsError: true,
+		Content: events.TextContent(strings.Repeat("0123456789", 300))})
+	b.add(events.Entry{Type: events.EntryCustomMessage, CustomType: "note", Content: events.TextContent("from a hook")})
+	b.add(events.Entry{Type: events.EntryBranchSummary, Summary: "tried X"})
+	var msgs []events.Message
+	for _, e := range b.path {
+		if e.Message != nil {
+			msgs = append(msgs, *e.Message)
+		}
+	}
+	msgs = append(msgs, events.Message{Role: events.RoleCustom, CustomType: "note", Content: events.TextContent("from a hook")},
+		events.Message{Role: events.RoleBranchSummary, Summary: "tried X"})
+	golden(t, "serialize", compaction.Serialize(msgs))
+}
+
+func TestPromptsGolden(t *testing.T) {
+	got := compaction.HistoryPrompt("[User]: hi", "", "") + "\n=====\n" +
+		compaction.HistoryPrompt("[User]: hi", "## Goal\nold", "focus on the tests") + "\n=====\n" +
+		compaction.TurnPrefixPrompt("[User]: big") + "\n=====\n" +
+		compaction.BranchPrompt("[User]: try B", "")
+	golden(t, "prompts", got)
+}
+
+func TestAbandonedBranch(t *testing.T) {
+	var b builder
+	b.user("root")
+	b.reply("a", nil)
+	b.user("left")
+	b.reply("b", nil)
+	target := b.path[:2]
+	if got := compaction.AbandonedBranch(b.path, target); len(got) != 2 || got[0].ID != "e3" {
+		t.Fatalf("abandoned = %v", got)
+	}
+	if got := compaction.AbandonedBranch(b.path, nil); len(got) != 4 {
+		t.Fatalf("to before the first entry: %d", len(got))
+	}
+	if got := compaction.AbandonedBranch(b.path[:2], b.path); len(got) != 0 {
+		t.Fatalf("forward on the same path: %d", len(got))
+	}
+	if _, err := compaction.BranchJob(nil, "", keep1k, 0); !errors.Is(err, compaction.ErrNothingToCompact) {
+		t.Fatalf("empty branch: %v", err)
+	}
+}
