@@ -95,7 +95,7 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 	}
 	p.FirstKeptEntryID = path[ctx[cut]].ID
 
-	end := cut // the history part ends here, or at the split turn's start
+	end := cut   // the history part ends here, or at the split turn's start
 	first := cut // the first message kept
 	for first < len(ctx)-1 && !isMessage(&path[ctx[first]]) {
 		first++
