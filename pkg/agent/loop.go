@@ -64,6 +64,7 @@ type run struct {
 	specs     []events.ToolSpec
 	added     []events.Message
 	failures  int
+	turns     int // turns started, for the turn spans
 	sinkMu    sync.Mutex
 
 	// one model call at a time: reused from call to call
@@ -125,10 +126,11 @@ func (r *run) loop(ctx context.Context) error {
 			}
 			pending = nil
 
-			msg, err := r.callModel(ctx)
+			tctx, tspan := r.startTurn(ctx)
+			msg, err := r.callModel(tctx)
 			if msg.StopReason == events.StopError || msg.StopReason == events.StopAborted {
 				if rec, ok := r.recover(ctx, msg, err); ok {
-					r.emit(events.Event{Type: events.EvTurnEnd, Message: &msg})
+					r.endTurn(tspan, &msg, nil)
 					if rec.Messages != nil {
 						r.c.Messages = rec.Messages
 					}
@@ -137,15 +139,15 @@ func (r *run) loop(ctx context.Context) error {
 				} else if rec.Err != nil {
 					err = rec.Err
 				}
-				r.emit(events.Event{Type: events.EvTurnEnd, Message: &msg})
+				r.endTurn(tspan, &msg, nil)
 				r.emit(events.Event{Type: events.EvAgentEnd, Messages: r.added})
 				return err
 			}
 			r.failures = 0
 
-			results, terminate := r.runTools(ctx, &msg)
+			results, terminate := r.runTools(tctx, &msg)
 			more = len(results) > 0 && !terminate
-			r.emit(events.Event{Type: events.EvTurnEnd, Message: &msg, ToolResults: results})
+			r.endTurn(tspan, &msg, results)
 			if r.savePoint(ctx, msg, results) {
 				r.emit(events.Event{Type: events.EvAgentEnd, Messages: r.added})
 				return nil

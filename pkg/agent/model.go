@@ -21,7 +21,9 @@ func (r *run) callModel(ctx context.Context) (events.Message, error) {
 	if ctx.Err() != nil {
 		err = abortedError(ctx)
 	} else {
-		msg, started, err = r.stream(ctx, msg)
+		lctx, span := r.startLLM(ctx)
+		msg, started, err = r.stream(lctx, msg)
+		defer endLLM(span, &msg)
 	}
 	msg.Role = events.RoleAssistant
 	if msg.Provider == "" {

@@ -175,10 +175,12 @@ func (r *run) execute(ctx context.Context, c *call) {
 		c.result = tool.Error("Tool call " + c.block.Name + " was not run: the run was aborted")
 		return
 	}
-	res, err := runTool(ctx, c.tool, tool.Call{ID: c.block.ID, Name: c.block.Name, Arguments: c.args, SessionID: r.cfg.SessionID, Workspace: r.cfg.Workspace}, c.update)
+	tctx, span := r.startTool(ctx, c)
+	res, err := runTool(tctx, c.tool, tool.Call{ID: c.block.ID, Name: c.block.Name, Arguments: c.args, SessionID: r.cfg.SessionID, Workspace: r.cfg.Workspace}, c.update)
 	if err != nil {
 		res = tool.Error(err.Error())
 	}
+	endTool(span, res)
 	if r.cfg.Hooks.Has(hook.ToolResultEvent{}.Name()) {
 		ev := hook.ToolResult(ctx, r.cfg.Hooks, hook.ToolResultEvent{
 			ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args,

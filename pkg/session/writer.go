@@ -216,7 +216,9 @@ func (s *Session) AppendExact(ctx context.Context, e events.Entry) (Record, erro
 	}
 	last := &s.recs[len(s.recs)-1]
 	e.ParentDigest = last.Digest
+	ctx, span := startAppend(ctx, s.id, &e)
 	rec, err := s.log.Append(ctx, s.id, last.Seq, e)
+	endAppend(span, rec, err)
 	if errors.Is(err, ErrConflict) {
 		s.lost = true
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/nats-io/nats.go"
 )
 
@@ -20,6 +21,8 @@ func (b *Bus) Dispatch(ctx context.Context, pool string, call events.ToolCall) e
 	if err != nil {
 		return err
 	}
+	// The worker continues the caller's trace from these headers.
+	telemetry.Inject(ctx, msg.Header)
 	if _, err := b.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("toolbus: dispatch %s/%s to pool %s: %w", call.SessionID, call.ToolCallID, pool, err)
 	}

@@ -29,6 +29,8 @@ func (s *Server) handle(msg jetstream.Msg) {
 		return
 	}
 	log := s.log.With("session", call.SessionID, "toolCall", call.ToolCallID, "tool", call.Name, "delivery", delivered)
+	span := startRun(msg, call, s.w.Name, delivered)
+	defer span.End()
 	fail := func(format string, args ...any) {
 		s.finish(msg, call, tool.Error(fmt.Sprintf(format, args...)), 0, false)
 	}
@@ -90,6 +92,7 @@ func (s *Server) handle(msg jetstream.Msg) {
 	}
 	start := time.Now()
 	res, handBack := s.execute(msg, call, t, workspace)
+	endRun(span, res, handBack)
 	if handBack {
 		log.Info("handing back a call cut off by shutdown")
 		_ = msg.Nak()

@@ -31,6 +31,8 @@ func (h *Harness) Continue(ctx context.Context) error {
 }
 
 func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (err error) {
+	ctx, span := h.startPrompt(ctx, cont)
+	defer func() { endPrompt(span, err) }()
 	if !cont && len(msgs) == 0 {
 		h.mu.Lock()
 		n := len(h.mu.next)
