@@ -65,7 +65,7 @@ func newRoot(e *env) *cobra.Command {
 		newAuditCmd(),
 		newReplayCmd(e),
 		newRunCmd(e),
-		notBuilt("bench", "measure the platform", "cairn bench"),
+		newBenchCmd(e),
 		newDemoCmd(e),
 		newProvisionCmd(e),
 	)

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/embednats"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/registry"
+	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+)
+
+func newBenchCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "measure the orchestrator: N concurrent sessions x M prompts, scripted model, no-op tool",
+		Args:  cobra.NoArgs,
+	}
+	n := c.Flags().Int("sessions", 100, "concurrent sessions")
+	m := c.Flags().Int("prompts", 5, "prompts per session (each is two turns: a tool call, then an answer)")
+	latency := c.Flags().Duration("latency", 0, "scripted model latency before the first token")
+	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *n < 1 || *m < 1 {
+			return usagef("--sessions and --prompts must be positive")
+		}
+		if *profile != "" {
+			f, err := os.Create(*profile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
+		return runBench(cmd.Context(), e.stdout, *n, *m, *latency)
+	}
+	return c
+}
+
+// noop is the bench's tool: it does nothing, so a turn measures the platform.
+type noop struct{}
+
+func (noop) Spec() events.ToolSpec {
+	return events.ToolSpec{Name: "noop", Description: "does nothing", Idempotent: true,
+		Parameters: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
+}
+
+func (noop) Execute(context.Context, tool.Call, func(tool.Result)) (tool.Result, error) {
+	return tool.Text("done"), nil
+}
+
+func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration) error {
+	dir, err := os.MkdirTemp("", "cairn-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"})
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown()
+	nc, err := srv.Connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_, js, err := connectNATS(srv.ClientURL(), "cairn-bench")
+	if err != nil {
+		return err
+	}
+	sl, err := provisionAll(ctx, js, 1)
+	if err != nil {
+		return err
+	}
+	bus, err := toolbus.New(nc, events.Names{})
+	if err != nil {
+		return err
+	}
+	bctx, stop := context.WithCancel(ctx)
+	defer stop()
+	worker, err := bus.Start(bctx, toolbus.Worker{Pool: "default", Tools: []tool.Tool{noop{}}, Concurrency: 64})
+	if err != nil {
+		return err
+	}
+	script := fmt.Sprintf(`{"defaults":{"delayMs":%d,"usage":{"input":100,"output":10}},"rules":[
+		{"match":{"lastRole":"user"},"reply":{"toolCalls":[{"name":"noop","arguments":{}}]}},
+		{"reply":{"text":"done"}}]}`, latency.Milliseconds())
+	sc, err := scripted.Parse([]byte(script))
+	if err != nil {
+		return err
+	}
+	prov := scripted.New(sc)
+	reg, _ := registry.New(registry.Config{})
+	reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return prov, prov.Model(id), nil })
+	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: reg, DefaultModel: "scripted/bench",
+		Instance: "bench", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); orch.Run(bctx) }()
+	defer func() { stop(); wg.Wait(); worker.Wait() }()
+
+	// Follow agent_end events over core NATS: one per finished prompt.
+	var mu sync.Mutex
+	waiting := map[string]chan struct{}{}
+	turns := 0
+	sub, err := nc.Subscribe(events.Names{}.AllEvents(), func(msg *nats.Msg) {
+		ev, err := events.DecodeEvent(msg.Data)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Type {
+		case events.EvTurnEnd:
+			turns++
+		case events.EvAgentEnd:
+			if ch := waiting[ev.SessionID]; ch != nil {
+				delete(waiting, ev.SessionID)
+				close(ch)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	send := func(cmd events.Command) error {
+		cmd.V = events.SchemaVersion
+		data, _ := json.Marshal(cmd)
+		msg := nats.NewMsg(events.Names{}.CommandSubject(cmd.SessionID))
+		msg.Data = data
+		msg.Header.Set(events.HeaderMsgID, cmd.ID)
+		_, err := js.PublishMsg(ctx, msg)
+		return err
+	}
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, no-op tool through the toolrunner protocol\n", n, m, latency)
+	for i := 0; i < n; i++ {
+		if err := send(events.Command{ID: fmt.Sprintf("c-%d", i), Type: events.CmdCreate, SessionID: fmt.Sprintf("b%d", i), Tools: []string{"noop"}}); err != nil {
+			return err
+		}
+	}
+	lat := make([][]time.Duration, n)
+	start := time.Now()
+	errs := make(chan error, n)
+	var run sync.WaitGroup
+	for i := 0; i < n; i++ {
+		run.Add(1)
+		go func() {
+			defer run.Done()
+			sid := fmt.Sprintf("b%d", i)
+			for j := 0; j < m; j++ {
+				done := make(chan struct{})
+				mu.Lock()
+				waiting[sid] = done
+				mu.Unlock()
+				t0 := time.Now()
+				if err := send(events.Command{ID: fmt.Sprintf("p-%d-%d", i, j), Type: events.CmdPrompt, SessionID: sid, Text: "go"}); err != nil {
+					errs <- err
+					return
+				}
+				select {
+				case <-done:
+				case <-time.After(2 * time.Minute):
+					errs <- fmt.Errorf("session %s prompt %d did not finish within 2 minutes", sid, j)
+					return
+				case <-ctx.Done():
+					errs <- ctx.Err()
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	run.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
+	mu.Lock()
+	t := turns
+	mu.Unlock()
+	entries := n * (1 + m*4) // header; per prompt: user, assistant call, tool result, answer
+	fmt.Fprintf(w, "prompts      %d in %s (%.0f prompts/s)\n", len(all), elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds())
+	fmt.Fprintf(w, "turns        %d (%.0f turns/s)\n", t, float64(t)/elapsed.Seconds())
+	fmt.Fprintf(w, "entries      %d appended (%.0f entries/s)\n", entries, float64(entries)/elapsed.Seconds())
+	fmt.Fprintf(w, "prompt→settled, two turns, model latency excluded: p50 %s  p99 %s  max %s\n",
+		(pct(0.5) - 2*latency).Round(time.Microsecond), (pct(0.99) - 2*latency).Round(time.Microsecond), (all[len(all)-1] - 2*latency).Round(time.Microsecond))
+	fmt.Fprintf(w, "per turn overhead: p50 %s  p99 %s\n", ((pct(0.5)-2*latency)/2).Round(time.Microsecond), ((pct(0.99)-2*latency)/2).Round(time.Microsecond))
+	fmt.Fprintf(w, "memory       %.1f KB heap per resident idle session (whole process, after GC)\n",
+		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n)/1024)
+	return nil
+}
