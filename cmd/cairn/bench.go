@@ -36,6 +36,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	m := c.Flags().Int("prompts", 5, "prompts per session (each is two turns: a tool call, then an answer)")
 	latency := c.Flags().Duration("latency", 0, "scripted model latency before the first token")
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle, to this file")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *n < 1 || *m < 1 {
 			return usagef("--sessions and --prompts must be positive")
@@ -51,7 +52,7 @@ func newBenchCmd(e *env) *cobra.Command {
 			}
 			defer pprof.StopCPUProfile()
 		}
-		return runBench(cmd.Context(), e.stdout, *n, *m, *latency)
+		return runBench(cmd.Context(), e.stdout, *n, *m, *latency, *memprofile)
 	}
 	return c
 }
@@ -68,7 +69,7 @@ func (noop) Execute(context.Context, tool.Call, func(tool.Result)) (tool.Result,
 	return tool.Text("done"), nil
 }
 
-func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration) error {
+func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration, memprofile string) error {
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
 		return err
@@ -207,6 +208,14 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration)
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 
 	var all []time.Duration
 	for _, l := range lat {
