@@ -232,7 +232,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration,
 	fmt.Fprintf(w, "entries      %d appended (%.0f entries/s)\n", entries, float64(entries)/elapsed.Seconds())
 	fmt.Fprintf(w, "prompt→settled, two turns, model latency excluded: p50 %s  p99 %s  max %s\n",
 		(pct(0.5) - 2*latency).Round(time.Microsecond), (pct(0.99) - 2*latency).Round(time.Microsecond), (all[len(all)-1] - 2*latency).Round(time.Microsecond))
-	fmt.Fprintf(w, "per turn overhead: p50 %s  p99 %s\n", ((pct(0.5)-2*latency)/2).Round(time.Microsecond), ((pct(0.99)-2*latency)/2).Round(time.Microsecond))
+	fmt.Fprintf(w, "per turn overhead: p50 %s  p99 %s\n", ((pct(0.5) - 2*latency) / 2).Round(time.Microsecond), ((pct(0.99) - 2*latency) / 2).Round(time.Microsecond))
 	fmt.Fprintf(w, "memory       %.1f KB heap per resident idle session (whole process, after GC)\n",
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n)/1024)
 	return nil
