@@ -35,8 +35,10 @@
 //
 // # Errors
 //
-// Run returns when its context ends (with nil) or on an error of NATS or
-// Pebble it cannot get past. An entry that does not decode does not stop the
+// Run retries its setup (finding the stream, creating the consumer) every
+// second until it succeeds, logging why it waits. It returns nil when its
+// context ends, or an error it cannot get past once running (Pebble, or a
+// consumer that cannot be read). An entry that does not decode does not stop the
 // projector: it is recorded under bad/ and counted in
 // cairn_projector_bad_entries_total.
 package projector

@@ -20,8 +20,8 @@ type Options struct {
 	FS           vfs.FS // default vfs.Default
 	MemTableSize uint64 // default DefaultMemTableSize
 	ReadOnly     bool
-	// Logger receives Pebble's own messages; default discards info messages
-	// and keeps errors on nothing (the projector reports its own errors).
+	// Logger receives Pebble's own messages. Default: discarded (a Fatalf
+	// still panics, as Pebble requires).
 	Logger pebble.Logger
 }
 
