@@ -181,6 +181,7 @@ func (a *actor) attach(s *session.Session) {
 	}
 	a.cmds.Unlock()
 	a.st = newStore(s, a.onApplied)
+	a.st.appended = a.o.metrics.agent.appended
 }
 
 // onApplied finishes a command once an entry naming it is durable. It runs
@@ -291,6 +292,7 @@ func (a *actor) handle(ctx context.Context, it item) {
 // publish sends an agent event to live clients. Events may be lost without
 // harm (the log is the record), so it does not wait for the stream.
 func (a *actor) publish(ev events.Event) {
+	a.o.metrics.agent.observe(a.sid, &ev)
 	ev.SessionID = a.sid
 	ev.Seq = a.eventSeq.Add(1)
 	if ev.Time == "" {

@@ -10,6 +10,7 @@ type metrics struct {
 	recoveries      prometheus.Counter
 	resident        prometheus.Gauge
 	partitions      prometheus.Gauge
+	agent           *agentMetrics // agent, LLM, tool and append metrics
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
@@ -34,5 +35,7 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			return m, err
 		}
 	}
-	return m, nil
+	var err error
+	m.agent, err = newAgentMetrics(reg)
+	return m, err
 }

@@ -29,6 +29,8 @@ type store struct {
 	// applied is called, outside the lock, after an entry naming a command
 	// is durable.
 	applied func(commandID string)
+	// appended, if set, counts each append by its outcome.
+	appended func(error)
 
 	mu struct {
 		sync.Mutex
@@ -97,6 +99,9 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 		e.V = events.SchemaVersion
 	}
 	rec, err := st.mu.s.Append(ctx, e)
+	if st.appended != nil {
+		st.appended(err)
+	}
 	if errors.Is(err, session.ErrDuplicate) {
 		// A retry of an append that landed: return it as stored.
 		defer st.mu.Unlock()
