@@ -1,0 +1,95 @@
+package compactbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Lookback is how far back in CAIRN_RESULTS a client looks for the result
+// of a request it publishes: a request asked again after the owner
+// restarted may have been answered already.
+const Lookback = 15 * time.Minute
+
+// RemoteError is a worker's failure to write a summary.
+type RemoteError struct {
+	Worker  string
+	Message string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("compactor %s: %s", e.Worker, e.Message)
+}
+
+// Client asks compactor workers for summaries.
+type Client struct {
+	js    jetstream.JetStream
+	names events.Names
+}
+
+// New returns a client over nc.
+func New(nc *nats.Conn, names events.Names) (*Client, error) {
+	if nc == nil {
+		return nil, errors.New("compactbus: a NATS connection is required")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("compactbus: %w", err)
+	}
+	return &Client{js: js, names: names}, nil
+}
+
+// Summarize publishes req and waits for its result until ctx ends (give it
+// a deadline: no compactor running means no answer).
+func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
+	data, err := req.Encode()
+	if err != nil {
+		return Result{}, err
+	}
+	// Listen before publishing, from Lookback ago, so neither a fresh result
+	// nor one stored before a restart is missed.
+	cons, err := c.js.OrderedConsumer(ctx, c.names.ResultsStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{c.names.ResultSubject(req.SessionID)},
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   ptr(time.Now().Add(-Lookback)),
+	})
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return Result{}, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())
+		}
+		return Result{}, fmt.Errorf("compactbus: results consumer: %w", err)
+	}
+	msg := nats.NewMsg(c.names.CompactionSubject(req.SessionID))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, "req-"+req.RequestID)
+	if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+		if errors.Is(err, jetstream.ErrNoStreamResponse) {
+			return Result{}, fmt.Errorf("%w: no stream takes %s", ErrNotProvisioned, msg.Subject)
+		}
+		return Result{}, fmt.Errorf("compactbus: publish request: %w", err)
+	}
+	for {
+		m, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			return Result{}, fmt.Errorf("compactbus: read results: %w", err)
+		}
+		r, err := DecodeResult(m.Data())
+		if err != nil || r.RequestID != req.RequestID {
+			continue // a tool result, or another request's
+		}
+		if r.Error != "" {
+			return r, &RemoteError{Worker: r.Worker, Message: r.Error}
+		}
+		return r, nil
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,138 @@
+// Package work handles one compaction request message: the model call, the
+// in-progress acknowledgements while it runs, the durable result, then the
+// acknowledgement.
+package work
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/compactbus"
+	"github.com/cairn-agents/cairn/pkg/compaction"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Models resolves a request's model.
+type Models interface {
+	Resolve(ref string) (llm.Provider, llm.Model, error)
+}
+
+// Handler handles request messages.
+type Handler struct {
+	JS            jetstream.JetStream
+	Names         events.Names
+	Models        Models
+	Worker        string
+	AckWait       time.Duration
+	MaxDeliveries int
+	Log           *slog.Logger
+	// Done, if set, is called with each result after it is stored.
+	Done func(compactbus.Result)
+}
+
+// Handle answers m. A cancelled ctx (shutdown) hands the request back.
+func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
+	req, err := compactbus.DecodeRequest(m.Data())
+	if err != nil {
+		h.Log.Warn("refusing a malformed compaction request", "subject", m.Subject(), "err", err)
+		_ = m.Term()
+		return
+	}
+	log := h.Log.With("session", req.SessionID, "request", req.RequestID)
+	delivered := uint64(1)
+	if meta, err := m.Metadata(); err == nil {
+		delivered = meta.NumDelivered
+	}
+	res := compactbus.Result{SessionID: req.SessionID, RequestID: req.RequestID, Worker: h.Worker}
+	if int(delivered) > h.MaxDeliveries {
+		res.Error = fmt.Sprintf("request delivered %d times without an answer; giving up", delivered)
+		h.finish(ctx, m, res, log)
+		return
+	}
+	p, model, err := h.Models.Resolve(req.Model)
+	if err != nil {
+		res.Error = fmt.Sprintf("model %s: %v", req.Model, err)
+		h.finish(ctx, m, res, log)
+		return
+	}
+	stop := h.keepAlive(m)
+	log.Info("summary started", "model", req.Model, "reason", req.Reason, "delivery", delivered)
+	s, err := compaction.Summarize(ctx, p, model, req.Job)
+	stop()
+	switch {
+	case err == nil:
+		res.Summary = s
+	case ctx.Err() != nil:
+		log.Info("summary stopped by shutdown; handing the request back")
+		_ = m.Nak()
+		return
+	case llm.KindOf(err) == llm.KindRetryable && int(delivered) < h.MaxDeliveries:
+		log.Warn("summary call failed; retrying later", "err", err)
+		_ = m.NakWithDelay(time.Duration(delivered) * 2 * time.Second)
+		return
+	default:
+		res.Summary.Usage = s.Usage
+		res.Error = err.Error()
+	}
+	h.finish(ctx, m, res, log)
+}
+
+// keepAlive sends in-progress acknowledgements every third of AckWait until
+// the returned function is called.
+func (h *Handler) keepAlive(m jetstream.Msg) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(h.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = m.InProgress()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// finish stores res, then acknowledges m; a result that cannot be stored
+// hands the request back.
+func (h *Handler) finish(ctx context.Context, m jetstream.Msg, res compactbus.Result, log *slog.Logger) {
+	data, err := res.Encode()
+	if err != nil {
+		log.Error("cannot encode a result", "err", err)
+		_ = m.Term()
+		return
+	}
+	out := nats.NewMsg(h.Names.ResultSubject(res.SessionID))
+	out.Data = data
+	out.Header.Set(jetstream.MsgIDHeader, "res-"+res.RequestID)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := h.JS.PublishMsg(pctx, out); err != nil {
+		log.Warn("cannot store the result; handing the request back", "err", err)
+		_ = m.Nak()
+		return
+	}
+	if err := m.DoubleAck(pctx); err != nil {
+		log.Warn("acknowledgement lost; the request may be answered again (the owner keeps the first answer)", "err", err)
+	}
+	if res.Error != "" {
+		log.Warn("summary failed", "err", res.Error)
+	} else {
+		log.Info("summary done", "chars", len(res.Summary.Text), "input", res.Summary.Usage.Input, "output", res.Summary.Usage.Output)
+	}
+	if h.Done != nil {
+		h.Done(res)
+	}
+}
