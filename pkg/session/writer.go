@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -344,7 +343,6 @@ func (s *Session) Fork(ctx context.Context, log Log, newID, at string) (*Session
 			continue
 		}
 		e.ParentID = clonePtr(parent)
-		e.Tools = slices.Clone(e.Tools)
 		if _, err := f.AppendExact(ctx, e); err != nil {
 			return nil, fmt.Errorf("fork %s into %s: %w", s.id, newID, err)
 		}
