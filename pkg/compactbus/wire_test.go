@@ -52,7 +52,8 @@ func TestToolResultsAreNotCompactionResults(t *testing.T) {
 	if got, err := compactbus.DecodeResult(r); err != nil || got.Summary.Text != "s" {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
-	if compactbus.RequestID("s1", "a") == compactbus.RequestID("s1", "b") || compactbus.RequestID("s1", "a") != compactbus.RequestID("s1", "a") {
+	a1, a2, b := compactbus.RequestID("s1", "a"), compactbus.RequestID("s1", "a"), compactbus.RequestID("s1", "b")
+	if a1 == b || a1 != a2 {
 		t.Fatal("request ids are not derived from their parts")
 	}
 }
