@@ -1,0 +1,321 @@
+package telemetrytest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provider/registry"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/cairn-agents/cairn/services/toolrunner"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// The test binary doubles as a toolrunner process: with CAIRN_TT_ROLE set it
+// runs toolrunner.Run with telemetry from the OTEL_* environment and exits.
+func TestMain(m *testing.M) {
+	if os.Getenv("CAIRN_TT_ROLE") == "toolrunner" {
+		os.Exit(toolrunnerMain())
+	}
+	os.Exit(m.Run())
+}
+
+func toolrunnerMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log := slog.New(telemetry.NewHandler(os.Stderr, slog.LevelDebug)) // the runner adds its service key
+	shutdown, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "toolrunner", TraceContent: os.Getenv("CAIRN_TT_CONTENT") == "1", Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	r, err := toolrunner.New(toolrunner.Config{NATSURL: os.Getenv("CAIRN_TT_NATS"), WorkspaceRoot: os.Getenv("CAIRN_TT_ROOT"),
+		HTTPAddr: "127.0.0.1:0", Name: "runner1", ShutdownTimeout: 5 * time.Second, Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !r.Ready() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		fmt.Printf("READY %s\n", r.HTTPAddr())
+	})
+	err = r.Run(ctx)
+	wg.Wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := shutdown(sctx); serr != nil {
+		fmt.Fprintln(os.Stderr, "telemetry shutdown:", serr)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+const (
+	// apiKey is the fake provider key in both processes' environment.
+	apiKey = "sk-fake-KEY-9f8e7d6c5b4a3210zz"
+	// promptSecret is a secret-looking string the user put in the prompt.
+	promptSecret = "AKIA-PROMPT-SECRET-7q7q7q7q"
+	prompt       = "please list files; my token is " + promptSecret
+	// toolContent is in the tool's output; completion is the model's reply.
+	toolContent = "hello-from-the-workspace.txt"
+	completion  = "I see the files."
+)
+
+// outcome is everything one run exported.
+type outcome struct {
+	spans    []span
+	metrics  map[string]string // service → exposition text
+	logs     string            // both processes' log lines
+	llmCalls int64
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runPrompt runs one prompt with one tool call through an orchestrator in
+// this process and a toolrunner in a child process, both exporting traces to
+// an OTLP receiver, and returns what they exported. content switches content
+// export on in both.
+func runPrompt(t *testing.T, content bool) outcome {
+	recv := newReceiver(t)
+	llm := newFakeLLM(t, apiKey)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	t.Setenv("OPENAI_COMPATIBLE_BASE_URL", llm.srv.URL+"/v1")
+	t.Setenv("OPENAI_COMPATIBLE_API_KEY", apiKey)
+
+	srv := natstest.RunServer(t)
+	nc, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	n := events.Names{}
+	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, 4, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "s1", toolContent), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The toolrunner, in its own process.
+	var childLog lockedBuffer
+	childEnv := []string{"CAIRN_TT_ROLE=toolrunner", "CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
+	if content {
+		childEnv = append(childEnv, "CAIRN_TT_CONTENT=1")
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv...)
+	child.Stderr = &childLog
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
+				ready <- addr
+			}
+		}
+		exited <- child.Wait()
+	}()
+	stopChild := func() {
+		if child.ProcessState != nil {
+			return
+		}
+		_ = child.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("toolrunner exited with %v; its log:\n%s", err, childLog.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = child.Process.Kill()
+			t.Errorf("toolrunner did not stop on SIGTERM; its log:\n%s", childLog.String())
+		}
+	}
+	t.Cleanup(stopChild)
+	var runnerHTTP string
+	select {
+	case runnerHTTP = <-ready:
+	case err := <-exited:
+		t.Fatalf("toolrunner exited before it was ready: %v\n%s", err, childLog.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("toolrunner not ready within 30s\n%s", childLog.String())
+	}
+
+	// The orchestrator, in this process.
+	var parentLog lockedBuffer
+	log := telemetry.NewLogger(&parentLog, slog.LevelDebug, "orchestrator")
+	shutdown, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "orchestrator", TraceContent: content, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer telemetry.SetContent(false)
+	models, err := registry.New(registry.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := session.NewJetStreamLog(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessions, Instance: "o1", Partitions: 4, Models: models,
+		DefaultModel: "openai-compatible/fake-model", Registerer: reg, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	octx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- o.Run(octx) }()
+	stopOrch := func() {
+		if cancel == nil {
+			return
+		}
+		cancel()
+		cancel = nil
+		if err := <-done; err != nil {
+			t.Errorf("orchestrator: %v", err)
+		}
+	}
+	defer stopOrch()
+	metricsSrv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer metricsSrv.Close()
+
+	send(t, nc, n, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
+	send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
+	waitReply(t, sessions, "s1", completion)
+
+	out := outcome{metrics: map[string]string{}, llmCalls: llm.calls.Load()}
+	out.metrics["orchestrator"] = scrape(t, metricsSrv.URL+"/metrics")
+	out.metrics["toolrunner"] = scrape(t, "http://"+runnerHTTP+"/metrics")
+
+	// Stop both; each flushes its spans on the way out.
+	stopOrch()
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	if err := shutdown(sctx); err != nil {
+		t.Fatalf("telemetry shutdown: %v", err)
+	}
+	stopChild()
+	out.spans = recv.spans()
+	out.logs = parentLog.String() + childLog.String()
+	return out
+}
+
+func send(t *testing.T, nc *nats.Conn, n events.Names, cmd events.Command) {
+	t.Helper()
+	cmd.V = events.SchemaVersion
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := nats.NewMsg(n.CommandSubject(cmd.SessionID))
+	msg.Data = data
+	msg.Header.Set(events.HeaderMsgID, cmd.ID)
+	js, err := jetstreamOf(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.PublishMsg(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitReply polls the session's log until its last assistant message says want.
+func waitReply(t *testing.T, log session.Log, sid, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for time.Now().Before(deadline) {
+		if recs, err := log.Read(context.Background(), sid, 0); err == nil {
+			for _, r := range recs {
+				if m := r.Entry.Message; m != nil && m.Role == events.RoleAssistant {
+					last = m.Content.Text() + " " + m.ErrorMessage
+				}
+			}
+			if strings.TrimSpace(last) == want {
+				return
+			}
+		}
+		<-tick.C
+	}
+	t.Fatalf("no reply %q within 60s; last assistant message: %q", want, last)
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape %s: status %d, %v", url, resp.StatusCode, err)
+	}
+	return string(body)
+}
