@@ -253,6 +253,11 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		for _, id := range a.st.unstamp(stampAbort) {
 			a.finish(id)
 		}
+		// The session settled: snapshot it, so the next cold load, on
+		// whichever instance, reads one object and no tail.
+		if err := a.st.do(func(s *session.Session) error { return s.Snapshot(context.WithoutCancel(ctx)) }); err != nil {
+			a.log.Warn("cannot snapshot the session", "err", err)
+		}
 	}
 	if a.h == nil && a.st != nil && ctx.Err() == nil {
 		if err := a.newHarness(ctx); err != nil {
