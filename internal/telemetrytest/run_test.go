@@ -27,9 +27,12 @@ import (
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/cairn-agents/cairn/services/projector"
 	"github.com/cairn-agents/cairn/services/toolrunner"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -125,7 +128,11 @@ func (b *lockedBuffer) String() string {
 // this process and a toolrunner in a child process, both exporting traces to
 // an OTLP receiver, and returns what they exported. content switches content
 // export on in both.
-func runPrompt(t *testing.T, content bool) outcome {
+func runPrompt(t *testing.T, content bool) outcome { return run(t, content, false) }
+
+// run is runPrompt; with all it also runs a projector and a gateway on the
+// same server and scrapes them.
+func run(t *testing.T, content, all bool) outcome {
 	recv := newReceiver(t)
 	llm := newFakeLLM(t, apiKey)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
@@ -248,6 +255,9 @@ func runPrompt(t *testing.T, content bool) outcome {
 	waitReply(t, sessions, "s1", completion)
 
 	out := outcome{metrics: map[string]string{}, llmCalls: llm.calls.Load()}
+	if all {
+		startOps(t, js, sessions, out.metrics)
+	}
 	out.metrics["orchestrator"] = scrape(t, metricsSrv.URL+"/metrics")
 	out.metrics["toolrunner"] = scrape(t, "http://"+runnerHTTP+"/metrics")
 
@@ -318,4 +328,56 @@ func scrape(t *testing.T, url string) string {
 		t.Fatalf("scrape %s: status %d, %v", url, resp.StatusCode, err)
 	}
 	return string(body)
+}
+
+// startOps runs a projector until it has applied the whole log and a
+// gateway that has answered one query, and scrapes both into metrics.
+func startOps(t *testing.T, js jetstream.JetStream, log session.Log, metrics map[string]string) {
+	t.Helper()
+	p, err := projector.New(projector.Config{JetStream: js, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("projector: %v", err)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("projector close: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Applied() == 0 || p.Lag() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("projector applied %d, lag %d after 30s", p.Applied(), p.Lag())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("projector stopped: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ops := httptest.NewServer(p.OpsHandler())
+	defer ops.Close()
+	metrics["projector"] = scrape(t, ops.URL+"/metrics")
+
+	g, err := gateway.New(gateway.Config{JetStream: js, Log: log, Queries: p.Handler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(g.Handler())
+	defer gw.Close()
+	resp, err := http.Get(gw.URL + "/v1/sessions/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("gateway GET /v1/sessions/s1: %d", resp.StatusCode)
+	}
+	metrics["gateway"] = scrape(t, gw.URL+"/metrics")
 }

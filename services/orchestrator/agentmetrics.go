@@ -92,6 +92,9 @@ func newAgentMetrics(reg prometheus.Registerer) (*agentMetrics, error) {
 	for _, o := range []string{"ok", "conflict", "error"} {
 		m.appends.WithLabelValues(o)
 	}
+	for _, r := range []string{"manual", "threshold", "overflow"} {
+		m.compactions.WithLabelValues(r)
+	}
 	return m, nil
 }
 
