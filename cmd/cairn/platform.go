@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
@@ -19,6 +20,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/cairn-agents/cairn/services/projector"
@@ -89,6 +91,9 @@ func provisionAll(ctx context.Context, js jetstream.JetStream, replicas int) (se
 	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{Replicas: replicas}); err != nil {
 		return nil, fmt.Errorf("provision the tool streams: %w", err)
 	}
+	if err := compactbus.Provision(ctx, js, n, replicas); err != nil {
+		return nil, fmt.Errorf("provision the compaction stream: %w", err)
+	}
 	return log, nil
 }
 
@@ -134,6 +139,11 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
+	comp, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), Models: models,
+		Logger: log.With("service", "compactor"), Name: "embedded"})
+	if err != nil {
+		return fail(err)
+	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
 		Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second})
 	if err != nil {
@@ -176,6 +186,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	goService(&front, "gateway", func() error { return gw.Serve(gwCtx, ln) })
 	goService(&middle, "orchestrator", func() error { return orch.Run(orchCtx) })
 	goService(&back, "toolrunner", func() error { return runner.Run(backCtx) })
+	goService(&back, "compactor", func() error { return comp.Run(backCtx) })
 	goService(&back, "projector", func() error { return proj.Run(backCtx) })
 	wait := func() error {
 		<-pctx.Done()
@@ -196,7 +207,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	defer ready.Stop()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
-	for !runner.Ready() || !gw.Ready() {
+	for !runner.Ready() || !gw.Ready() || !comp.Ready() {
 		select {
 		case <-ready.C:
 		case <-pctx.Done():

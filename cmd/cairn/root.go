@@ -48,7 +48,7 @@ func newRoot(e *env) *cobra.Command {
 		newUpCmd(e),
 		newOrchestratorCmd(e),
 		newToolrunnerCmd(e),
-		notBuilt("compactor", "run a compaction worker", "the compactor"),
+		newCompactorCmd(e),
 		newProjectorCmd(e),
 		newGatewayCmd(e),
 		newSessionCmd(e),

@@ -16,6 +16,10 @@ import (
 // restarted may have been answered already.
 const Lookback = 15 * time.Minute
 
+// ErrNoCompactor says no compactor has ever started on the platform (its
+// shared consumer does not exist), so a request would wait for nobody.
+var ErrNoCompactor = errors.New("compactbus: no compactor is running (start cairn compactor)")
+
 // RemoteError is a worker's failure to write a summary.
 type RemoteError struct {
 	Worker  string
@@ -50,6 +54,15 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 	data, err := req.Encode()
 	if err != nil {
 		return Result{}, err
+	}
+	if _, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName); err != nil {
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			return Result{}, ErrNoCompactor
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return Result{}, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.CompactionsStream())
+		}
+		return Result{}, fmt.Errorf("compactbus: look up the compactors' consumer: %w", err)
 	}
 	// Listen before publishing, from Lookback ago, so neither a fresh result
 	// nor one stored before a restart is missed.

@@ -35,5 +35,6 @@
 //
 // Bad requests and results are refused with an *events.FieldError naming
 // the field. A worker's failure comes back as a *[RemoteError]; a missing
-// stream is [ErrNotProvisioned].
+// stream is [ErrNotProvisioned]; a platform where no compactor ever started
+// is [ErrNoCompactor] (at once, rather than a wait for nobody).
 package compactbus

@@ -40,13 +40,17 @@ func TestFailuresComeBackAsRemoteErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.startCompactor(t, m, "c1")
 	client, err := compactbus.New(p.nc, eventsNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	req := compactbus.Request{SessionID: "s1", RequestID: "r0", Model: "scripted/m", Job: compaction.Job{Transcript: "x"}}
+	if _, err := client.Summarize(ctx, req); !errors.Is(err, compactbus.ErrNoCompactor) {
+		t.Fatalf("before any compactor started: %v", err)
+	}
+	p.startCompactor(t, m, "c1")
 	var re *compactbus.RemoteError
 	_, err = client.Summarize(ctx, compactbus.Request{SessionID: "s1", RequestID: "r1", Model: "nowhere/m", Job: compaction.Job{Transcript: "x"}})
 	if !errors.As(err, &re) || re.Worker != "c1" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
@@ -70,7 +71,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 	case events.CmdNavigate:
 		a.navigate(ctx, cmd)
 	case events.CmdCompact:
-		a.reject(ctx, cmd, codeUnavailable, "compaction is not available yet")
+		a.compact(ctx, cmd)
 	case events.CmdSetModel:
 		_, m, err := a.o.cfg.Models.Resolve(cmd.Model)
 		if err != nil {
@@ -153,20 +154,50 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid))
 		return
 	}
-	if cmd.Summarize {
-		a.reject(ctx, cmd, codeUnavailable, "branch summaries are not available yet; navigate without summarize")
-		return
-	}
 	a.st.stamp(events.EntryLeaf, cmd.ID)
-	err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Instructions: cmd.Instructions})
-	left := a.st.unstamp(events.EntryLeaf)
-	if err != nil {
-		a.reject(ctx, cmd, codeInvalid, err.Error())
+	navigate := func(ctx context.Context) error {
+		err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Summarize: cmd.Summarize, Instructions: cmd.Instructions})
+		left := a.st.unstamp(events.EntryLeaf)
+		if err != nil {
+			a.reject(ctx, cmd, codeInvalid, err.Error())
+			return err
+		}
+		for _, id := range left {
+			a.finish(id) // already there: nothing to write
+		}
+		return nil
+	}
+	if cmd.Summarize {
+		// The compactors write the branch summary: run it like a turn, so
+		// the mailbox (and an abort) is served meanwhile.
+		a.startRun(ctx, navigate)
 		return
 	}
-	for _, id := range left {
-		a.finish(id) // already there: nothing to write
+	_ = navigate(ctx)
+}
+
+// compact runs a manual compaction; the compaction entry names the command.
+func (a *actor) compact(ctx context.Context, cmd events.Command) {
+	if a.running {
+		a.reject(ctx, cmd, codeBusy, "the session is running; compact needs it idle")
+		return
 	}
+	a.st.stamp(events.EntryCompaction, cmd.ID)
+	a.startRun(ctx, func(ctx context.Context) error {
+		err := a.h.Compact(ctx, cmd.Instructions)
+		if a.st.unstamp(events.EntryCompaction) == nil || err == nil {
+			return err
+		}
+		code := codeUnavailable
+		switch {
+		case errors.Is(err, harness.ErrBusy):
+			code = codeBusy
+		case errors.Is(err, compaction.ErrNothingToCompact), errors.Is(err, harness.ErrCancelled):
+			code = codeInvalid
+		}
+		a.reject(ctx, cmd, code, err.Error())
+		return err
+	})
 }
 
 func (a *actor) hasEntry(id string) bool {

@@ -2,10 +2,14 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
+	"github.com/cairn-agents/cairn/pkg/compactbus"
+	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -78,17 +82,63 @@ func (a *actor) newHarness(ctx context.Context) error {
 		a.log.Warn("the session's model is not available; using the default", "model", h.Model, "err", err)
 		_, model, _ = a.o.cfg.Models.Resolve(a.o.cfg.DefaultModel)
 	}
+	cb, err := compactbus.New(a.o.cfg.Conn, a.o.cfg.Names)
+	if err != nil {
+		return err
+	}
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
 		Providers: a.o.providers, Model: model, Models: a.o.resolveModel,
 		ThinkingLevel: h.ThinkingLevel, SystemPrompt: h.SystemPrompt, Tools: tools,
 		Sink: a.publish, Logger: a.log,
+		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
+		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 	})
 	if err != nil {
 		return err
 	}
 	a.h = hs
 	return nil
+}
+
+// summaryTimeout bounds the wait for a compactor's summary.
+const summaryTimeout = 10 * time.Minute
+
+// compactor has the compaction workers summarise the session's history
+// (pkg/compactbus); the harness appends the entry.
+func (a *actor) compactor(cb *compactbus.Client) harness.Compactor {
+	return func(ctx context.Context, req harness.CompactRequest) (harness.Compaction, error) {
+		ctx, cancel := context.WithTimeout(ctx, summaryTimeout)
+		defer cancel()
+		s := compaction.SettingsFor(req.Model.ContextWindow)
+		r, err := cb.Compact(ctx, a.sid, req.Path, req.Model, s, req.Reason, req.Instructions)
+		if err != nil {
+			return harness.Compaction{}, err
+		}
+		return harness.Compaction{Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID, TokensBefore: r.TokensBefore, Details: r.Details}, nil
+	}
+}
+
+// summarizer has the compaction workers summarise the branch a navigation
+// leaves, up to its common ancestor with the target.
+func (a *actor) summarizer(cb *compactbus.Client) harness.Summarizer {
+	return func(ctx context.Context, req harness.SummaryRequest) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, summaryTimeout)
+		defer cancel()
+		var target []events.Entry
+		if req.TargetID != nil {
+			if err := a.st.do(func(s *session.Session) (err error) { target, err = s.Path(*req.TargetID); return err }); err != nil {
+				return "", err
+			}
+		}
+		model := a.h.Model()
+		s, err := cb.SummarizeBranch(ctx, a.sid, compaction.AbandonedBranch(req.Branch, target), model,
+			compaction.SettingsFor(model.ContextWindow), req.Instructions)
+		if errors.Is(err, compaction.ErrNothingToCompact) {
+			return "", nil // nothing left behind: no summary
+		}
+		return s, err
+	}
 }
 
 func (a *actor) entries() []events.Entry {
