@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/spf13/cobra"
 )
@@ -51,5 +52,5 @@ func newGatewayCmd(e *env) *cobra.Command {
 
 // newLogger returns the JSON logger of a service.
 func newLogger(e *env, service string) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("service", service)
+	return telemetry.NewLogger(e.stderr, slog.LevelInfo, service) // JSON, trace ids, credentials redacted
 }

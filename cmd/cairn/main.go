@@ -35,7 +35,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	tr := setupTelemetry(root, &env{stdin: stdin, stdout: stdout, stderr: stderr})
 	err := root.ExecuteContext(ctx)
+	tr.flush()
 	if err == nil {
 		return 0
 	}
