@@ -66,9 +66,13 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 	return nil
 }
 
+// isWrongLastSeq reports an optimistic-concurrency conflict: code 10071 on
+// R1 buckets, 10164 (or ErrKeyRevisionMismatch) on replicated ones.
 func isWrongLastSeq(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Lookup returns the registration of tool name, or [ErrNotFound].
