@@ -1,5 +1,5 @@
 // Package telemetry sets up Cairn's traces and structured logs: the
-// OpenTelemetry SDK with the OTLP/HTTP exporter, configured by the standard
+// OpenTelemetry SDK with the OTLP exporter (HTTP or gRPC), configured by the standard
 // OTEL_* environment variables and off when none names an endpoint; a
 // [propagation.TextMapCarrier] over [nats.Header] so that a trace follows a
 // tool call through NATS; the span and attribute names every part of Cairn

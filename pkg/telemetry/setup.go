@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -49,7 +50,8 @@ func Enabled() bool {
 
 // Setup installs the global propagator (W3C trace context and baggage) and
 // the content switch, and, when [Enabled], a tracer provider exporting over
-// OTLP/HTTP with a batching processor. The returned function flushes and
+// OTLP (HTTP/protobuf, or gRPC when OTEL_EXPORTER_OTLP_PROTOCOL says so)
+// with a batching processor. The returned function flushes and
 // stops the provider (bounded by its ctx) and puts the no-op provider back;
 // it is safe to call when telemetry is off.
 func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) error, err error) {
@@ -59,10 +61,16 @@ func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) erro
 	if !Enabled() {
 		return none, nil
 	}
-	if err := checkEnv(); err != nil {
+	protocol, err := checkEnv()
+	if err != nil {
 		return none, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	var exp sdktrace.SpanExporter
+	if protocol == "grpc" {
+		exp, err = otlptracegrpc.New(ctx)
+	} else {
+		exp, err = otlptracehttp.New(ctx)
+	}
 	if err != nil {
 		return none, fmt.Errorf("%w: OTLP exporter: %w", ErrConfig, err)
 	}
@@ -91,18 +99,21 @@ func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) erro
 }
 
 // checkEnv refuses settings this build cannot honour rather than ignoring
-// them: only the OTLP exporter over HTTP/protobuf is built in.
-func checkEnv() error {
+// them, and returns the OTLP protocol: "http/protobuf" (the default) or
+// "grpc". Only the OTLP exporter is built in.
+func checkEnv() (string, error) {
 	if v := os.Getenv("OTEL_TRACES_EXPORTER"); v != "" && v != "otlp" {
-		return fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%q: this build exports traces with \"otlp\" (or \"none\" to turn them off)", ErrConfig, v)
+		return "", fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%q: this build exports traces with \"otlp\" (or \"none\" to turn them off)", ErrConfig, v)
 	}
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		if v := os.Getenv(k); v != "" {
-			if v != "http/protobuf" {
-				return fmt.Errorf("%w: %s=%q: this build speaks OTLP over \"http/protobuf\" only", ErrConfig, k, v)
-			}
-			break
+		switch v := os.Getenv(k); v {
+		case "":
+			continue
+		case "http/protobuf", "grpc":
+			return v, nil
+		default:
+			return "", fmt.Errorf("%w: %s=%q: want \"http/protobuf\" (default) or \"grpc\"", ErrConfig, k, v)
 		}
 	}
-	return nil
+	return "http/protobuf", nil
 }

@@ -117,10 +117,21 @@ func TestSetupOffWithoutEndpointAndRefusesWhatItCannotDo(t *testing.T) {
 	}
 
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 	if _, err := telemetry.Setup(context.Background(), telemetry.Config{}); !errors.Is(err, telemetry.ErrConfig) || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
-		t.Fatalf("grpc protocol: got %v", err)
+		t.Fatalf("http/json protocol: got %v", err)
 	}
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	shutdown, err = telemetry.Setup(context.Background(), telemetry.Config{})
+	if err != nil {
+		t.Fatalf("grpc protocol: %v", err)
+	}
+	if _, span := telemetry.Tracer().Start(context.Background(), "x"); !span.SpanContext().IsValid() {
+		t.Fatal("no span recorded with an OTLP/gRPC endpoint set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = shutdown(ctx) // nothing listens there: the export may fail, the shutdown must return
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "")
 	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
 	if _, err := telemetry.Setup(context.Background(), telemetry.Config{}); !errors.Is(err, telemetry.ErrConfig) {
