@@ -32,6 +32,7 @@ func (e *RemoteError) Error() string {
 
 // Client asks compactor workers for summaries.
 type Client struct {
+	nc    *nats.Conn
 	js    jetstream.JetStream
 	names events.Names
 }
@@ -45,15 +46,32 @@ func New(nc *nats.Conn, names events.Names) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compactbus: %w", err)
 	}
-	return &Client{js: js, names: names}, nil
+	return &Client{nc: nc, js: js, names: names}, nil
 }
 
 // Summarize publishes req and waits for its result until ctx ends (give it
 // a deadline: no compactor running means no answer).
+//
+// A request larger than the server's max payload loses the oldest part of
+// its transcript (a note says how much), so that it can be sent at all.
 func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 	data, err := req.Encode()
 	if err != nil {
 		return Result{}, err
+	}
+	if limit := c.nc.MaxPayload() - 4096; int64(len(data)) > limit && limit > 0 {
+		over := int(int64(len(data)) - limit)
+		if over >= len(req.Job.Transcript) {
+			return Result{}, fmt.Errorf("compactbus: request of %d bytes is over the server's max payload %d even without its transcript", len(data), c.nc.MaxPayload())
+		}
+		cut := over + 64
+		for cut < len(req.Job.Transcript) && req.Job.Transcript[cut]&0xC0 == 0x80 {
+			cut++ // not inside a UTF-8 sequence
+		}
+		req.Job.Transcript = fmt.Sprintf("[... the oldest %d characters of the transcript were left out]\n", cut) + req.Job.Transcript[cut:]
+		if data, err = req.Encode(); err != nil {
+			return Result{}, err
+		}
 	}
 	if _, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName); err != nil {
 		switch {

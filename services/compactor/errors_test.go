@@ -3,6 +3,7 @@ package compactor_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/compactor"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 func TestConfigIsValidated(t *testing.T) {
@@ -74,5 +76,25 @@ func TestFailuresComeBackAsRemoteErrors(t *testing.T) {
 	}
 	if _, err := client.Compact(ctx, "s1", branch, model, compaction.SettingsFor(0), "manual", ""); !errors.Is(err, compaction.ErrNothingToCompact) {
 		t.Fatalf("compacting a tiny path: %v", err)
+	}
+}
+
+func TestATranscriptOverTheMaxPayloadLosesItsOldestPart(t *testing.T) {
+	p := newPlatform(t, func(o *server.Options) { o.MaxPayload = 64 * 1024 })
+	m, err := newModels([]byte(`{"rules":[{"match":{"contains":"left out]"},"reply":{"text":"trimmed"}},{"reply":{"text":"whole"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.startCompactor(t, m, "c1")
+	client, err := compactbus.New(p.nc, eventsNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	big := strings.Repeat("é", 100*1024)
+	r, err := client.Summarize(ctx, compactbus.Request{SessionID: "s1", RequestID: "big", Model: "scripted/m", Job: compaction.Job{Transcript: big}})
+	if err != nil || r.Summary.Text != "trimmed" {
+		t.Fatalf("summary %q, %v", r.Summary.Text, err)
 	}
 }

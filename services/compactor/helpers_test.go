@@ -97,9 +97,9 @@ type platform struct {
 	js  jetstream.JetStream
 }
 
-func newPlatform(t *testing.T) *platform {
+func newPlatform(t *testing.T, opts ...natstest.Option) *platform {
 	t.Helper()
-	srv := natstest.RunServer(t)
+	srv := natstest.RunServer(t, opts...)
 	nc := natstest.Connect(t, srv.Server)
 	js, err := jetstream.New(nc)
 	if err != nil {
