@@ -52,6 +52,7 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 	var ctx []int // indexes into path
 	var msgs []events.Message
 	if prev >= 0 {
+		msgs = make([]events.Message, 0, len(path)-prev+1)
 		c := &path[prev]
 		p.PreviousSummary = c.Summary
 		p.Files.mergeDetails(c.Details)
@@ -69,6 +70,9 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 		if path[i].Type != events.EntrySession {
 			ctx = append(ctx, i)
 		}
+	}
+	if msgs == nil {
+		msgs = make([]events.Message, 0, len(ctx))
 	}
 	for _, i := range ctx {
 		if m, ok := entryMessage(&path[i]); ok {
@@ -108,6 +112,7 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 			}
 		}
 	}
+	p.Summarize = make([]events.Message, 0, end)
 	for k, i := range ctx[:cut] {
 		m, ok := entryMessage(&path[i])
 		if !ok {
