@@ -24,9 +24,10 @@ var want = map[string][]string{
 		"cairn_tool_calls_total tool=ls outcome=ok", "cairn_tool_call_duration_seconds tool=ls",
 		"cairn_session_appends_total outcome=ok", "cairn_session_appends_total outcome=conflict",
 	},
-	"toolrunner": {"cairn_toolrunner_results_total tool=ls outcome=ok", "cairn_toolrunner_call_seconds tool=ls", "cairn_toolrunner_running_calls"},
-	"projector":  {"cairn_projector_lag_entries", "cairn_projector_applied_sequence", "cairn_projector_entries_applied_total"},
-	"gateway":    {"cairn_gateway_requests_total", "cairn_gateway_request_duration_seconds", "cairn_gateway_sse_streams"},
+	"toolrunner": {"cairn_toolrunner_results_total tool=ls outcome=ok", "cairn_toolrunner_call_seconds tool=ls", "cairn_toolrunner_running_calls",
+		"cairn_tool_queue_pending pool=default", "cairn_tool_queue_ack_pending pool=default"},
+	"projector": {"cairn_projector_lag_entries", "cairn_projector_applied_sequence", "cairn_projector_entries_applied_total"},
+	"gateway":   {"cairn_gateway_requests_total", "cairn_gateway_request_duration_seconds", "cairn_gateway_sse_streams"},
 }
 
 // parse checks that an exposition parses and returns its families.

@@ -10,6 +10,7 @@ type metrics struct {
 	reg      *prometheus.Registry
 	results  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	queue    *queueCollector // the pool's work queue, once joined
 }
 
 func newMetrics(running func() float64) *metrics {
@@ -20,7 +21,8 @@ func newMetrics(running func() float64) *metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_toolrunner_call_seconds",
 			Help: "Execution time of tool calls.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"tool"}),
 	}
-	m.reg.MustRegister(m.results, m.duration,
+	m.queue = newQueueCollector()
+	m.reg.MustRegister(m.results, m.duration, m.queue,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_toolrunner_running_calls", Help: "Tool calls executing now."}, running),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
