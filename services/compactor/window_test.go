@@ -100,3 +100,44 @@ func TestSessionTenTimesTheWindowStaysInside(t *testing.T) {
 	}
 	t.Logf("history %d tokens = %.1f× the window; %d compactions", history, float64(history)/float64(model.ContextWindow), compactions)
 }
+
+func TestOverflowCompactsThroughTheWorkersThenRetries(t *testing.T) {
+	p := newPlatform(t)
+	m, err := newModels([]byte(`{"defaults":{"contextWindow":4000,"usage":"estimate"},"rules":[
+	 {"match":{"contains":"<conversation>"},"reply":{"text":"## Goal\nsummarised"}},
+	 {"match":{"contains":"overflow me"},"times":1,"reply":{"error":{"status":400,"message":"prompt is too long: 5000 tokens > 4000 maximum"}}},
+	 {"reply":{"text":"ok"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.startCompactor(t, m, "c1")
+	client, err := compactbus.New(p.nc, eventsNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, model, _ := m.Resolve("scripted/small")
+	const sid = "overflow-session"
+	sess := agenttest.NewSession()
+	var reasons []string
+	h, err := harness.New(context.Background(), harness.Config{SessionID: sid, Session: sess,
+		Providers: map[string]llm.Provider{"scripted": m.p}, Model: model, Compactor: compactorFor(client, sid), ReserveTokens: -1,
+		Sink: func(ev events.Event) {
+			if ev.Type == events.EvCompactionEnd && ev.Compaction.Error == "" {
+				reasons = append(reasons, ev.Compaction.Reason)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, text := range []string{strings.Repeat("a", 3000), strings.Repeat("b", 3000), strings.Repeat("c", 3000), "overflow me"} {
+		if err := h.Prompt(ctx, events.Message{Role: events.RoleUser, Content: events.TextContent(text)}); err != nil {
+			t.Fatalf("prompt: %v", err)
+		}
+	}
+	msgs := h.Messages()
+	if len(reasons) != 1 || reasons[0] != "overflow" || msgs[0].Role != events.RoleCompactionSummary ||
+		!strings.HasPrefix(msgs[0].Summary, "## Goal\nsummarised") || msgs[len(msgs)-1].Content.Text() != "ok" {
+		t.Fatalf("compactions %v; context %+v", reasons, msgs)
+	}
+}
