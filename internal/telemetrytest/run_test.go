@@ -256,6 +256,11 @@ func run(t *testing.T, content, all bool) outcome {
 
 	out := outcome{metrics: map[string]string{}, llmCalls: llm.calls.Load()}
 	if all {
+		// A refused command, so the rejection series exists too.
+		send(t, nc, n, events.Command{ID: "c3", Type: events.CmdCreate, SessionID: "s9", Model: "nope/x"})
+		waitFor(t, "a rejected command", func() bool {
+			return strings.Contains(scrape(t, metricsSrv.URL+"/metrics"), "cairn_orchestrator_commands_rejected_total{")
+		})
 		startOps(t, js, sessions, out.metrics)
 	}
 	out.metrics["orchestrator"] = scrape(t, metricsSrv.URL+"/metrics")
@@ -380,4 +385,16 @@ func startOps(t *testing.T, js jetstream.JetStream, log session.Log, metrics map
 		t.Fatalf("gateway GET /v1/sessions/s1: %d", resp.StatusCode)
 	}
 	metrics["gateway"] = scrape(t, gw.URL+"/metrics")
+}
+
+// waitFor polls cond until it holds, for at most 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s", what)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
 }
