@@ -35,6 +35,7 @@ SIGTERM or SIGINT: stop taking requests, let running summaries finish for
 	ackWait := f.Duration("ack-wait", 30*time.Second, "the shared consumer's AckWait (in-progress acks every third of it)")
 	name := f.String("name", "", "worker name in results and logs (default host-pid)")
 	replicas := f.Int("replicas", 1, "replicas of the stream it creates if missing")
+	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
@@ -45,7 +46,7 @@ SIGTERM or SIGINT: stop taking requests, let running summaries finish for
 			return err
 		}
 		cfg := compactor.Config{NATSURL: *natsURL, Prefix: *prefix, Models: models, Concurrency: *concurrency,
-			AckWait: *ackWait, ShutdownTimeout: *shutdown, Name: *name, Replicas: *replicas, Logger: log}
+			AckWait: *ackWait, ShutdownTimeout: *shutdown, Name: *name, Replicas: *replicas, HTTPAddr: *httpAddr, Logger: log}
 		if err := cfg.Validate(); err != nil {
 			var fe *events.FieldError
 			if errors.As(err, &fe) {

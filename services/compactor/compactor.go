@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,10 @@ import (
 
 // Compactor is one compaction worker process.
 type Compactor struct {
-	cfg   Config
-	ready atomic.Bool
+	cfg      Config
+	metrics  *metrics
+	ready    atomic.Bool
+	httpAddr atomic.Pointer[string]
 }
 
 // New checks cfg and returns a Compactor; Run starts it.
@@ -27,7 +30,20 @@ func New(cfg Config) (*Compactor, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Compactor{cfg: cfg}, nil
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("compactor: register metrics: %w", err)
+	}
+	return &Compactor{cfg: cfg, metrics: m}, nil
+}
+
+// HTTPAddr is the address /healthz, /readyz and /metrics are served on
+// once Run has started ("" if none).
+func (c *Compactor) HTTPAddr() string {
+	if a := c.httpAddr.Load(); a != nil {
+		return *a
+	}
+	return ""
 }
 
 // Ready reports whether the compactor is taking requests.
@@ -64,8 +80,17 @@ func (c *Compactor) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("compactor: consumer: %w", err)
 	}
+	if cfg.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("compactor: http listen %s: %w", cfg.HTTPAddr, err)
+		}
+		addr := ln.Addr().String()
+		c.httpAddr.Store(&addr)
+		defer serveHTTP(ln, c.Ready, cfg.Registry)()
+	}
 	h := &work.Handler{JS: js, Names: names, Models: cfg.Models, Worker: cfg.Name, AckWait: cfg.AckWait,
-		MaxDeliveries: cfg.MaxDeliveries, Log: log}
+		MaxDeliveries: cfg.MaxDeliveries, Log: log, Done: c.metrics.observe, Running: c.metrics.running}
 	// Summaries run under their own context: shutdown stops taking requests
 	// at once, and cancels running summaries only after ShutdownTimeout.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -74,7 +99,6 @@ func (c *Compactor) Run(ctx context.Context) error {
 	slots := make(chan struct{}, cfg.Concurrency)
 	c.ready.Store(true)
 	log.Info("compactor ready", "concurrency", cfg.Concurrency)
-	var runErr error
 	for ctx.Err() == nil {
 		select {
 		case slots <- struct{}{}:
@@ -122,7 +146,7 @@ func (c *Compactor) Run(ctx context.Context) error {
 		log.Warn("nats drain", "err", err)
 	}
 	log.Info("compactor stopped")
-	return runErr
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Models resolves the provider/model reference of a request;
@@ -41,6 +42,11 @@ type Config struct {
 	Name string
 	// Replicas of the stream it creates if missing; default 1.
 	Replicas int
+	// HTTPAddr serves /healthz, /readyz and /metrics; default none.
+	HTTPAddr string
+	// Registry receives the compactor's metrics (cairn_compactor_*);
+	// default a new registry (served on HTTPAddr).
+	Registry *prometheus.Registry
 	// Logger; default discards.
 	Logger *slog.Logger
 }
@@ -99,5 +105,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
 	}
 }

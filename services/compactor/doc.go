@@ -8,6 +8,10 @@
 // horizontally like toolrunners, each running up to Concurrency summaries
 // at once.
 //
+// With HTTPAddr set it serves /healthz, /readyz and /metrics
+// (cairn_compactor_summaries_total{outcome}, cairn_compactor_summary_seconds,
+// cairn_compactor_tokens_total{direction}, cairn_compactor_running).
+//
 // # Durability
 //
 // A request is acknowledged only after its result is stored. While the

@@ -32,12 +32,19 @@ type Handler struct {
 	AckWait       time.Duration
 	MaxDeliveries int
 	Log           *slog.Logger
-	// Done, if set, is called with each result after it is stored.
-	Done func(compactbus.Result)
+	// Done, if set, is called with each result after it is stored, and how
+	// long it took from taking the request.
+	Done func(compactbus.Result, time.Duration)
+	// Running, if set, counts the summaries being written.
+	Running interface {
+		Inc()
+		Dec()
+	}
 }
 
 // Handle answers m. A cancelled ctx (shutdown) hands the request back.
 func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
+	start := time.Now()
 	req, err := compactbus.DecodeRequest(m.Data())
 	if err != nil {
 		h.Log.Warn("refusing a malformed compaction request", "subject", m.Subject(), "err", err)
@@ -52,18 +59,24 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 	res := compactbus.Result{SessionID: req.SessionID, RequestID: req.RequestID, Worker: h.Worker}
 	if int(delivered) > h.MaxDeliveries {
 		res.Error = fmt.Sprintf("request delivered %d times without an answer; giving up", delivered)
-		h.finish(ctx, m, res, log)
+		h.finish(ctx, m, res, log, start)
 		return
 	}
 	p, model, err := h.Models.Resolve(req.Model)
 	if err != nil {
 		res.Error = fmt.Sprintf("model %s: %v", req.Model, err)
-		h.finish(ctx, m, res, log)
+		h.finish(ctx, m, res, log, start)
 		return
 	}
 	stop := h.keepAlive(m)
 	log.Info("summary started", "model", req.Model, "reason", req.Reason, "delivery", delivered)
+	if h.Running != nil {
+		h.Running.Inc()
+	}
 	s, err := compaction.Summarize(ctx, p, model, req.Job)
+	if h.Running != nil {
+		h.Running.Dec()
+	}
 	stop()
 	switch {
 	case err == nil:
@@ -80,7 +93,7 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 		res.Summary.Usage = s.Usage
 		res.Error = err.Error()
 	}
-	h.finish(ctx, m, res, log)
+	h.finish(ctx, m, res, log, start)
 }
 
 // keepAlive sends in-progress acknowledgements every third of AckWait until
@@ -107,7 +120,7 @@ func (h *Handler) keepAlive(m jetstream.Msg) func() {
 
 // finish stores res, then acknowledges m; a result that cannot be stored
 // hands the request back.
-func (h *Handler) finish(ctx context.Context, m jetstream.Msg, res compactbus.Result, log *slog.Logger) {
+func (h *Handler) finish(ctx context.Context, m jetstream.Msg, res compactbus.Result, log *slog.Logger, start time.Time) {
 	data, err := res.Encode()
 	if err != nil {
 		log.Error("cannot encode a result", "err", err)
@@ -133,6 +146,6 @@ func (h *Handler) finish(ctx context.Context, m jetstream.Msg, res compactbus.Re
 		log.Info("summary done", "chars", len(res.Summary.Text), "input", res.Summary.Usage.Input, "output", res.Summary.Usage.Output)
 	}
 	if h.Done != nil {
-		h.Done(res)
+		h.Done(res, time.Since(start))
 	}
 }
