@@ -37,7 +37,9 @@ func (h *Harness) cancellable(ctx context.Context) (context.Context, context.Can
 }
 
 // compact runs the compactor and returns the new context.
-func (h *Harness) compact(ctx context.Context, reason, instructions string) ([]events.Message, error) {
+func (h *Harness) compact(ctx context.Context, reason, instructions string) (_ []events.Message, err error) {
+	ctx, span := h.startCompaction(ctx, reason)
+	defer func() { endSpan(span, err) }()
 	if c := hook.SessionBeforeCompact(ctx, h.hooks, hook.SessionBeforeCompactEvent{Reason: reason, Instructions: instructions}); c.Cancel {
 		return nil, fmt.Errorf("compaction %w: %s", ErrCancelled, c.Reason)
 	}
