@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
@@ -181,4 +182,22 @@ func TestAbandonedBranch(t *testing.T) {
 	if _, err := compaction.BranchJob(nil, "", keep1k, 0); !errors.Is(err, compaction.ErrNothingToCompact) {
 		t.Fatalf("empty branch: %v", err)
 	}
+}
+
+func TestCutInsideWhatThePreviousCompactionKept(t *testing.T) {
+	b := repeated(0)
+	p, err := compaction.Prepare(b.path, compaction.Settings{ReserveTokens: 1000, KeepRecentTokens: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new compaction keeps from inside the old one's kept part; the
+	// reducer then starts there and skips the old compaction entry.
+	r := p.Result(compaction.Summary{Text: "new"})
+	path := append(b.path, events.Entry{ID: "c2", Type: events.EntryCompaction, Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID})
+	msgs := harness.Reduce(path).Messages
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	golden(t, "cut_in_previous_kept", render(p, err)+"context after: "+strings.Join(roles, " ")+"\n")
 }
