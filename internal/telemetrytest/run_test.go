@@ -279,7 +279,7 @@ func run(t *testing.T, content, all bool) outcome {
 	return out
 }
 
-func send(t *testing.T, nc *nats.Conn, n events.Names, cmd events.Command) {
+func send(t testing.TB, nc *nats.Conn, n events.Names, cmd events.Command) {
 	t.Helper()
 	cmd.V = events.SchemaVersion
 	data, err := json.Marshal(cmd)
@@ -299,7 +299,7 @@ func send(t *testing.T, nc *nats.Conn, n events.Names, cmd events.Command) {
 }
 
 // waitReply polls the session's log until its last assistant message says want.
-func waitReply(t *testing.T, log session.Log, sid, want string) {
+func waitReply(t testing.TB, log session.Log, sid, want string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
