@@ -12,8 +12,9 @@ import (
 )
 
 // Lookback is how far back in CAIRN_RESULTS a client looks for the result
-// of a request it publishes: a request asked again after the owner
-// restarted may have been answered already.
+// of a request whose publish was a duplicate (asked again after the owner
+// restarted: it may have been answered already). It exceeds the
+// CAIRN_COMPACTIONS duplicate window.
 const Lookback = 15 * time.Minute
 
 // ErrNoCompactor says no compactor has ever started on the platform (its
@@ -82,30 +83,35 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("compactbus: look up the compactors' consumer: %w", err)
 	}
-	// Listen before publishing, from Lookback ago, so neither a fresh result
-	// nor one stored before a restart is missed.
-	cons, err := c.js.OrderedConsumer(ctx, c.names.ResultsStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{c.names.ResultSubject(req.SessionID)},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   ptr(time.Now().Add(-Lookback)),
-	})
+	// Listen before publishing, so a fresh result is not missed.
+	it, err := c.results(ctx, req.SessionID, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
 	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return Result{}, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())
-		}
-		return Result{}, fmt.Errorf("compactbus: results consumer: %w", err)
+		return Result{}, err
 	}
+	defer func() { it.Stop() }()
 	msg := nats.NewMsg(c.names.CompactionSubject(req.SessionID))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, "req-"+req.RequestID)
-	if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+	ack, err := c.js.PublishMsg(ctx, msg)
+	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {
 			return Result{}, fmt.Errorf("%w: no stream takes %s", ErrNotProvisioned, msg.Subject)
 		}
 		return Result{}, fmt.Errorf("compactbus: publish request: %w", err)
 	}
+	if ack.Duplicate {
+		// Asked before (an owner that restarted): the answer may be stored
+		// already. Read back from Lookback ago, which covers the duplicate
+		// window and so the first request's result.
+		it.Stop()
+		it, err = c.results(ctx, req.SessionID, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-Lookback))})
+		if err != nil {
+			return Result{}, err
+		}
+	}
 	for {
-		m, err := cons.Next(jetstream.FetchContext(ctx))
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()
@@ -121,6 +127,23 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		}
 		return r, nil
 	}
+}
+
+// results starts reading the results of session sid.
+func (c *Client) results(ctx context.Context, sid string, cfg jetstream.OrderedConsumerConfig) (jetstream.MessagesContext, error) {
+	cfg.FilterSubjects = []string{c.names.ResultSubject(sid)}
+	cons, err := c.js.OrderedConsumer(ctx, c.names.ResultsStream(), cfg)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())
+		}
+		return nil, fmt.Errorf("compactbus: results consumer: %w", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("compactbus: read results: %w", err)
+	}
+	return it, nil
 }
 
 func ptr[T any](v T) *T { return &v }

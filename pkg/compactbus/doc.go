@@ -22,8 +22,9 @@
 // in-progress acknowledgements while the model writes). Both messages carry
 // a Nats-Msg-Id derived from the request id, so a retried request or result
 // within the streams' duplicate window is stored once, and a request asked
-// again after the owner restarted finds the result already stored (the
-// client reads results back [Lookback]). The owner alone appends the
+// again after the owner restarted (its publish comes back a duplicate) finds
+// the result already stored (the client then reads results back
+// [Lookback]; a fresh request reads only new ones). The owner alone appends the
 // compaction entry, so exactly one lands however often a summary is
 // written.
 //

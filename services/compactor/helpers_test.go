@@ -97,7 +97,7 @@ type platform struct {
 	js  jetstream.JetStream
 }
 
-func newPlatform(t *testing.T, opts ...natstest.Option) *platform {
+func newPlatform(t testing.TB, opts ...natstest.Option) *platform {
 	t.Helper()
 	srv := natstest.RunServer(t, opts...)
 	nc := natstest.Connect(t, srv.Server)
@@ -116,7 +116,7 @@ func newPlatform(t *testing.T, opts ...natstest.Option) *platform {
 }
 
 // startCompactor runs an in-process compactor until the test ends.
-func (p *platform) startCompactor(t *testing.T, m compactor.Models, name string) {
+func (p *platform) startCompactor(t testing.TB, m compactor.Models, name string) {
 	t.Helper()
 	c, err := compactor.New(compactor.Config{NATSURL: p.url, Models: m, Name: name, AckWait: time.Second})
 	if err != nil {
@@ -135,7 +135,7 @@ func (p *platform) startCompactor(t *testing.T, m compactor.Models, name string)
 }
 
 // waitFor polls cond until it holds, failing the test after 30s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
