@@ -1,6 +1,7 @@
 package telemetrytest
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -74,6 +75,21 @@ func TestTraceFollowsPromptAcrossProcesses(t *testing.T) {
 	ex := execs[0]
 	if ex.Service != "toolrunner" || ex.Parent != tc.ID || ex.Attrs[telemetry.AttrTool] != "ls" || ex.Attrs[telemetry.AttrWorker] != "runner1" {
 		t.Errorf("execution %+v: want the toolrunner's span under the tool call %s", ex, tc.ID)
+	}
+	// The provider's log lines name the session, turn and trace.
+	var lines int
+	for _, l := range strings.Split(out.logs, "\n") {
+		var line map[string]any
+		if json.Unmarshal([]byte(l), &line) != nil || line["msg"] != "stream done" {
+			continue
+		}
+		lines++
+		if line[telemetry.KeySession] != "s1" || line[telemetry.KeyTurn] == nil || line[telemetry.KeyTrace] != p.Trace {
+			t.Errorf("log line %s: want session s1, a turn and trace %s", l, p.Trace)
+		}
+	}
+	if lines != 2 {
+		t.Errorf("%d stream done lines, want 2:\n%s", lines, out.logs)
 	}
 	for _, s := range appends {
 		if s.Parent != p.ID || s.Attrs[telemetry.AttrStatus] != telemetry.StatusOK || s.Attrs[telemetry.AttrEntrySeq] == "" {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
@@ -17,6 +18,7 @@ import (
 
 func (r *run) startTurn(ctx context.Context) (context.Context, trace.Span) {
 	r.turns++
+	ctx = telemetry.WithLogAttrs(ctx, slog.String(telemetry.KeySession, r.cfg.SessionID), slog.Int(telemetry.KeyTurn, r.turns))
 	return telemetry.Tracer().Start(ctx, telemetry.SpanTurn, trace.WithAttributes(
 		attribute.String(telemetry.AttrSession, r.cfg.SessionID), attribute.Int(telemetry.AttrTurn, r.turns)))
 }
@@ -62,6 +64,7 @@ func endLLM(span trace.Span, msg *events.Message) {
 }
 
 func (r *run) startTool(ctx context.Context, c *call) (context.Context, trace.Span) {
+	ctx = telemetry.WithLogAttrs(ctx, slog.String(telemetry.KeyTool, c.block.Name), slog.String(telemetry.KeyToolCall, c.block.ID))
 	ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanTool, trace.WithAttributes(
 		attribute.String(telemetry.AttrSession, r.cfg.SessionID), attribute.String(telemetry.AttrTool, c.block.Name),
 		attribute.String(telemetry.AttrToolCall, c.block.ID)))

@@ -142,3 +142,24 @@ func TestSetupOffWithoutEndpointAndRefusesWhatItCannotDo(t *testing.T) {
 		t.Fatal("OTEL_TRACES_EXPORTER=none should turn traces off")
 	}
 }
+
+func TestLogAttrsFromContext(t *testing.T) {
+	var buf bytes.Buffer
+	log := telemetry.NewLogger(&buf, nil, "orchestrator").With(telemetry.KeySession, "s1")
+	ctx := telemetry.WithLogAttrs(context.Background(), slog.String(telemetry.KeySession, "s1"), slog.Int(telemetry.KeyTurn, 1))
+	ctx = telemetry.WithLogAttrs(ctx, slog.Int(telemetry.KeyTurn, 2), slog.String(telemetry.KeyToolCall, "call_1"))
+	log.InfoContext(ctx, "x")
+	out := buf.String()
+	if strings.Count(out, `"session"`) != 1 || !strings.Contains(out, `"turn":2`) || strings.Contains(out, `"turn":1`) || !strings.Contains(out, `"toolCall":"call_1"`) {
+		t.Fatalf("want one session, turn 2 and the call id: %s", out)
+	}
+	buf.Reset()
+	log.WithGroup("g").InfoContext(ctx, "y", "k", "v")
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := line["g"].(map[string]any); g == nil || g["toolCall"] != "call_1" || line["session"] != "s1" {
+		t.Fatalf("grouped logger: %s", buf.String())
+	}
+}
