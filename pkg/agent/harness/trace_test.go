@@ -40,7 +40,7 @@ func TestSpansOfARunAndACompaction(t *testing.T) {
 	for _, s := range rec.Ended() {
 		byName[s.Name()] = append(byName[s.Name()], s)
 		for _, a := range s.Attributes() {
-			v := a.Value.Emit()
+			v := a.Value.String()
 			for _, c := range []string{"PROMPT-TEXT", "MODEL-REPLY", "TOOL-OUTPUT"} {
 				if strings.Contains(v, c) {
 					t.Errorf("span %s attribute %s carries content %q with content export off", s.Name(), a.Key, c)
@@ -68,7 +68,7 @@ func TestSpansOfARunAndACompaction(t *testing.T) {
 	attrs := func(s sdktrace.ReadOnlySpan) map[string]string {
 		m := map[string]string{}
 		for _, a := range s.Attributes() {
-			m[string(a.Key)] = a.Value.Emit()
+			m[string(a.Key)] = a.Value.String()
 		}
 		return m
 	}
