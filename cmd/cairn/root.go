@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"fmt"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
@@ -28,11 +26,6 @@ func isCobraUsageErr(err error) bool {
 		}
 	}
 	return false
-}
-
-// errNotBuilt is returned by subcommands whose part of Cairn does not exist yet.
-func errNotBuilt(what string) error {
-	return errors.New(what + " is not built yet; see the open issues in docs/ROADMAP.md")
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -70,17 +63,6 @@ func newRoot(e *env) *cobra.Command {
 		newProvisionCmd(e),
 	)
 	return root
-}
-
-func notBuilt(use, short, what string) *cobra.Command {
-	return &cobra.Command{
-		Use:                use,
-		Short:              short + " (not built yet)",
-		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errNotBuilt(what)
-		},
-	}
 }
 
 func newAuditCmd() *cobra.Command {
