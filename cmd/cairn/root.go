@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/spf13/cobra"
 )
 
