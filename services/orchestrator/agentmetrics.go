@@ -78,7 +78,7 @@ func newAgentMetrics(reg prometheus.Registerer) (*agentMetrics, error) {
 		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_tool_call_duration_seconds",
 			Help: "Tool call duration seen by the agent, queueing included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"tool"}),
 		promptFirstTok: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cairn_agent_prompt_to_first_token_seconds",
-			Help: "From a prompt recorded in the log to the first token of the reply.", Buckets: latencyBuckets}),
+			Help: "From the orchestrator taking a prompt command to the first token of its reply.", Buckets: latencyBuckets}),
 		appends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_session_appends_total",
 			Help: "Session log appends by the harness, by outcome (ok, conflict: another writer appended, error)."}, []string{"outcome"}),
 		runs: map[string]*runClock{},
@@ -161,7 +161,11 @@ func (m *agentMetrics) observe(sid string, ev *events.Event) {
 		if msg.Role != events.RoleAssistant {
 			rc.input, rc.firstAt = now, time.Time{}
 			if msg.Role == events.RoleUser && msg.CommandID != "" && rc.prompt.IsZero() {
+				// the message is stamped when the orchestrator takes the command
 				rc.prompt = now
+				if msg.Timestamp > 0 && msg.Timestamp <= now.UnixMilli() {
+					rc.prompt = time.UnixMilli(msg.Timestamp)
+				}
 			}
 			return
 		}
