@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -92,6 +93,7 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 	msg := nats.NewMsg(c.names.CompactionSubject(req.SessionID))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, "req-"+req.RequestID)
+	telemetry.Inject(ctx, msg.Header) // the compactor continues the caller's trace
 	ack, err := c.js.PublishMsg(ctx, msg)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {

@@ -57,6 +57,8 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 		delivered = meta.NumDelivered
 	}
 	res := compactbus.Result{SessionID: req.SessionID, RequestID: req.RequestID, Worker: h.Worker}
+	ctx, span := h.startSummary(ctx, m, req)
+	defer func() { endSummary(span, &res) }()
 	if int(delivered) > h.MaxDeliveries {
 		res.Error = fmt.Sprintf("request delivered %d times without an answer; giving up", delivered)
 		h.finish(ctx, m, res, log, start)
