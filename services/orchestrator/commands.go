@@ -296,7 +296,7 @@ func workspaceOf(sid, ws string) (string, error) {
 	}
 	clean := filepath.Clean(ws)
 	if !filepath.IsLocal(clean) {
-		return "", fmt.Errorf("workspace: %q is outside the workspace root; give a path relative to it, without ..", ws)
+		return "", fmt.Errorf("workspace: %q is outside the workspace root (give a path relative to it, with no \"..\" parts)", ws)
 	}
 	return clean, nil
 }
