@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 
 	"github.com/spf13/cobra"
 )
@@ -25,6 +29,13 @@ func newProvisionCmd(e *env) *cobra.Command {
 		defer nc.Close()
 		if _, err := provisionAll(cmd.Context(), js, *replicas); err != nil {
 			return err
+		}
+		// The orchestrator's buckets, replicated like the streams (it would
+		// otherwise create them R1 at its first start).
+		for _, cfg := range provision.OrchestratorBuckets(events.Names{}, *replicas, 5*time.Second) {
+			if _, err := js.CreateOrUpdateKeyValue(cmd.Context(), cfg); err != nil {
+				return fmt.Errorf("provision %s: %w", cfg.Bucket, err)
+			}
 		}
 		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", *natsURL, *replicas)
 		return nil

@@ -86,7 +86,17 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	if _, err := o.js.Stream(ctx, o.cfg.Names.CommandsStream()); err != nil {
 		return fmt.Errorf("orchestrator: stream %s: %w (run cairn provision)", o.cfg.Names.CommandsStream(), err)
 	}
-	leases, err := o.js.CreateOrUpdateKeyValue(ctx, lease.BucketConfig(leasesBucket(o.cfg.Names), o.cfg.LeaseTTL, 1))
+	// Keep the replicas `cairn provision --replicas N` gave the bucket; only
+	// its TTL follows this instance's lease TTL.
+	replicas := 1
+	if kv, err := o.js.KeyValue(ctx, leasesBucket(o.cfg.Names)); err == nil {
+		if st, err := kv.Status(ctx); err == nil {
+			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+				replicas = max(1, bs.StreamInfo().Config.Replicas)
+			}
+		}
+	}
+	leases, err := o.js.CreateOrUpdateKeyValue(ctx, lease.BucketConfig(leasesBucket(o.cfg.Names), o.cfg.LeaseTTL, replicas))
 	if err != nil {
 		return fmt.Errorf("orchestrator: leases bucket: %w", err)
 	}
