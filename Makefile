@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test check demo bench fuzz clean
+.PHONY: help build test check demo bench fuzz clean cluster-test chart-test compose-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -43,3 +43,13 @@ fuzz: ## run every fuzz target for FUZZTIME each
 
 clean: ## remove build output
 	rm -rf bin
+
+CLUSTER_TIMEOUT ?= 10m
+cluster-test: ## 3-node NATS cluster and every service as processes; kills a node and an orchestrator mid-run
+	$(GO) test -tags cluster -race -count=1 -v -timeout $(CLUSTER_TIMEOUT) -run '^TestCluster$$' ./internal/clustertest/
+
+chart-test: ## render charts/cairn with the Helm SDK and strictly decode every manifest (own module)
+	cd charts/cairn/test && $(GO) test -count=1 ./...
+
+compose-test: ## validate deploy/compose.yaml with the compose-spec library (own module)
+	cd deploy/test && $(GO) test -count=1 ./...

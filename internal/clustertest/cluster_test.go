@@ -1,0 +1,424 @@
+//go:build cluster
+
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/session"
+)
+
+// prompts are the built-in demo script's prompts (cmd/cairn/demo/script.json):
+// one, two and two parallel tool calls.
+var prompts = []string{"please list files", "write a note", "run a command"}
+
+func envInt(t *testing.T, key string, def int) int {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive integer", key, v)
+	}
+	return n
+}
+
+func TestCluster(t *testing.T) {
+	nSessions := envInt(t, "CAIRN_CLUSTER_SESSIONS", 24)
+	rounds := envInt(t, "CAIRN_CLUSTER_ROUNDS", 2)
+	dir := os.Getenv("CAIRN_CLUSTER_DIR") // kept afterwards, with every process's log
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	binDir := filepath.Join(dir, "bin")
+	natsBin := build(t, binDir, "nats-server", "github.com/nats-io/nats-server/v2", "CAIRN_CLUSTER_NATS_SERVER")
+	cairn := build(t, binDir, "cairn", "github.com/cairn-agents/cairn/cmd/cairn", "CAIRN_CLUSTER_CAIRN")
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+
+	ps := newProcs(t, dir)
+	nodes := startNATSCluster(t, ps, natsBin, dir)
+	natsURLs := urls(nodes)
+
+	// A new cluster elects its meta leader after a few seconds.
+	provisioned := time.Now()
+	for {
+		out, err := run(ctx, cairn, "provision", "--nats", natsURLs, "--replicas", "3")
+		if err == nil {
+			t.Logf("%s(after %s)", out, time.Since(provisioned).Round(time.Millisecond))
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("provision: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond) // retry pacing, not synchronisation
+	}
+
+	ports := freePorts(t, 8)
+	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
+	var orchs []*proc
+	var services []*proc
+	var readyURLs []string
+	for i := range 2 {
+		p := ps.start(fmt.Sprintf("orchestrator-%d", i+1), cairn, "orchestrator", "--nats", natsURLs,
+			"--http", addr(i), "--instance", fmt.Sprintf("o%d", i+1), "--model", "scripted/demo")
+		orchs = append(orchs, p)
+		services, readyURLs = append(services, p), append(readyURLs, "http://"+addr(i)+"/readyz")
+	}
+	workspaces := filepath.Join(dir, "workspaces")
+	if err := os.MkdirAll(workspaces, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		p := ps.start(fmt.Sprintf("toolrunner-%d", i+1), cairn, "toolrunner", "--nats", natsURLs,
+			"--workspace-root", workspaces, "--pool", "default", "--concurrency", "4", "--check-only",
+			"--http", addr(2+i), "--name", fmt.Sprintf("t%d", i+1))
+		services, readyURLs = append(services, p), append(readyURLs, "http://"+addr(2+i)+"/readyz")
+	}
+	projData := filepath.Join(dir, "projector")
+	projector := ps.start("projector", cairn, "projector", "--nats", natsURLs, "--data", projData, "--http", addr(5))
+	gateway := ps.start("gateway", cairn, "gateway", "--nats", natsURLs, "--http", addr(6), "--projector", "http://"+addr(5))
+	services = append(services, projector, gateway)
+	readyURLs = append(readyURLs, "http://"+addr(5)+"/readyz", "http://"+addr(6)+"/readyz")
+	for i, p := range services {
+		waitHTTP(t, p, readyURLs[i], 60*time.Second)
+	}
+
+	nc, err := nats.Connect(natsURLs, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := session.NewJetStreamLog(ctx, js, session.WithCreate(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := &gatewayClient{base: "http://" + addr(6), http: &http.Client{Timeout: 45 * time.Second}}
+
+	// Every session runs its prompts one after another; all sessions at once.
+	total := int64(nSessions * rounds * len(prompts))
+	var progress atomic.Int64
+	runs := make([]*sessionRun, nSessions)
+	g, gctx := errgroup.WithContext(ctx)
+	started := time.Now()
+	for i := range runs {
+		r := &sessionRun{id: fmt.Sprintf("c%03d", i+1)}
+		runs[i] = r
+		g.Go(func() error { return r.drive(gctx, gw, log, rounds, &progress) })
+	}
+	workers := make(chan error, 1)
+	go func() { workers <- g.Wait() }()
+
+	waitProgress := func(n int64) {
+		t.Helper()
+		for progress.Load() < n {
+			select {
+			case err := <-workers:
+				t.Fatalf("the sessions ended before %d of %d prompts were done: %v", n, total, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+
+	// Kill the node leading the session stream: the worst node to lose.
+	waitProgress(total / 4)
+	victim := streamLeader(t, ctx, js, nodes)
+	atKill := progress.Load()
+	killed := time.Now()
+	ps.kill9(victim.proc)
+	probeAfterNATS := probe(t, ctx, gw, log, "probe-nats")
+	natsRecovery := time.Since(killed)
+	newLeader := streamLeader(t, ctx, js, nodes)
+	t.Logf("NATS node %s (leader of CAIRN_SESSIONS) killed at %d/%d prompts; a new session was applied %s later; new leader %s",
+		victim.name, atKill, total, natsRecovery.Round(time.Millisecond), newLeader.name)
+
+	// Kill an orchestrator: the other must take over its partitions.
+	waitProgress(total / 2)
+	atKill = progress.Load()
+	killed = time.Now()
+	ps.kill9(orchs[0])
+	takeover := waitPartitions(t, ctx, orchs[1], "http://"+addr(1)+"/metrics", provision.DefaultPartitions)
+	orchRecovery := time.Since(killed)
+	probeAfterOrch := probe(t, ctx, gw, log, "probe-orch")
+	t.Logf("orchestrator-1 killed at %d/%d prompts; orchestrator-2 held all %d partitions %s later (%s)",
+		atKill, total, provision.DefaultPartitions, orchRecovery.Round(time.Millisecond), takeover)
+
+	if err := <-workers; err != nil {
+		t.Fatalf("driving the sessions: %v", err)
+	}
+	elapsed := time.Since(started)
+
+	// Invariants, on the log as the stream holds it.
+	runs = append(runs, probeAfterNATS, probeAfterOrch)
+	var sum stats
+	completed, rejectedPrompts := 0, 0
+	for _, r := range runs {
+		recs, err := log.ReadStream(ctx, r.id)
+		if err != nil {
+			t.Fatalf("read %s: %v", r.id, err)
+		}
+		st, problems := checkSession(r.id, recs, r.acked)
+		for _, p := range problems {
+			t.Error(p)
+		}
+		sum.toolCalls += st.toolCalls
+		sum.answered += st.answered
+		sum.interrupted += st.interrupted
+		rejectedPrompts += r.rejected
+		if len(problems) == 0 {
+			completed++
+		}
+	}
+	if out, err := run(ctx, cairn, "audit", "verify", "--nats", natsURLs); err != nil {
+		t.Errorf("audit verify: %v", err)
+	} else {
+		t.Logf("audit verify: %d sessions ok", strings.Count(out, "\nok ")+boolInt(strings.HasPrefix(out, "ok ")))
+	}
+	compareProjector(t, ctx, ps, cairn, natsURLs, js, projector, "http://"+addr(5)+"/readyz", projData, filepath.Join(dir, "rebuilt"))
+
+	t.Logf("FIGURES sessions=%d completed=%d prompts=%d answered-turns=%d interrupted-turns=%d rejected-prompts=%d tool-calls=%d run=%s nats-recovery=%s orchestrator-recovery=%s",
+		len(runs), completed, total, sum.answered, sum.interrupted, rejectedPrompts, sum.toolCalls,
+		elapsed.Round(time.Millisecond), natsRecovery.Round(time.Millisecond), orchRecovery.Round(time.Millisecond))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sessionRun is one session the test drives and what the gateway acknowledged.
+type sessionRun struct {
+	id       string
+	acked    []string // command ids the gateway acknowledged
+	rejected int      // prompts refused (recorded in the log) and sent again
+	recs     []session.Record
+}
+
+// drive creates the session and sends every prompt rounds times, each once
+// the previous turn has settled.
+func (r *sessionRun) drive(ctx context.Context, gw *gatewayClient, log *session.JetStreamLog, rounds int, progress *atomic.Int64) error {
+	id := events.NewID()
+	if _, err := gw.createSession(ctx, r.id, id); err != nil {
+		return fmt.Errorf("%s: create: %w", r.id, err)
+	}
+	r.acked = append(r.acked, id)
+	if err := r.waitSettled(ctx, log, id); err != nil {
+		return err
+	}
+	for range rounds {
+		for _, text := range prompts {
+			for attempt := 0; ; attempt++ {
+				id := events.NewID()
+				out, err := gw.prompt(ctx, r.id, id, text)
+				if err != nil {
+					return fmt.Errorf("%s: %w", r.id, err)
+				}
+				r.acked = append(r.acked, id)
+				if err := r.waitSettled(ctx, log, id); err != nil {
+					return err
+				}
+				if out == acked {
+					break
+				}
+				if r.rejected++; attempt == 3 {
+					return fmt.Errorf("%s: prompt %q refused 4 times", r.id, text)
+				}
+			}
+			progress.Add(1)
+		}
+	}
+	return nil
+}
+
+// waitSettled reads the log until an entry names commandID and the session
+// has settled after it.
+func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog, commandID string) error {
+	var lastErr error
+	for {
+		var from uint64
+		if n := len(r.recs); n > 0 {
+			from = r.recs[n-1].Seq + 1
+		}
+		recs, err := log.Read(ctx, r.id, from)
+		if err == nil {
+			r.recs = append(r.recs, recs...)
+			if names(r.recs)[commandID] > 0 && idle(r.recs) {
+				return nil
+			}
+		} else {
+			lastErr = err // NATS may be electing a leader; read again
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: command %s not applied and settled before the deadline (last read error: %v)", r.id, commandID, lastErr)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// probe creates fresh sessions until one is applied within 3 s, and returns
+// the session that was.
+func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.JetStreamLog, prefix string) *sessionRun {
+	t.Helper()
+	for i := 1; ; i++ {
+		r := &sessionRun{id: fmt.Sprintf("%s-%d", prefix, i)}
+		id := events.NewID()
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		status, err := gw.createOnce(actx, r.id, id)
+		cancel()
+		if err == nil && status/100 == 2 {
+			r.acked = append(r.acked, id)
+			if err := r.waitSettled(ctx, log, id); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: the platform did not recover: %v (status %d)", prefix, err, status)
+		}
+	}
+}
+
+// streamLeader returns the node leading CAIRN_SESSIONS.
+func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, nodes []*natsNode) *natsNode {
+	t.Helper()
+	name := events.Names{}.SessionsStream()
+	for {
+		info, err := streamInfo(ctx, js, name)
+		if err == nil && info.Cluster != nil {
+			for _, n := range nodes {
+				if n.name == info.Cluster.Leader {
+					return n
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no leader of %s: %v", name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := js.Stream(rctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Info(rctx)
+}
+
+// waitPartitions polls an orchestrator's metrics until it holds want
+// partitions, and says how many it held before.
+func waitPartitions(t *testing.T, ctx context.Context, p *proc, metricsURL string, want int) string {
+	t.Helper()
+	first := -1
+	for {
+		held, err := gauge(metricsURL, "cairn_orchestrator_partitions_held")
+		if err == nil && first < 0 {
+			first = held
+		}
+		if err == nil && held == want {
+			return fmt.Sprintf("it held %d when the other died", first)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never held all %d partitions (last: %d, %v)", p.name, want, held, err)
+		case <-p.done:
+			t.Fatalf("%s exited", p.name)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// gauge reads one unlabelled gauge from a Prometheus text endpoint.
+func gauge(url, name string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", url, name)
+}
+
+// compareProjector waits until the live projector has applied the whole
+// stream, stops it, and compares its dump with a fresh rebuild's.
+func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsURLs string, js jetstream.JetStream,
+	p *proc, readyURL, data, rebuilt string) {
+	t.Helper()
+	var applied uint64
+	for {
+		info, err := streamInfo(ctx, js, events.Names{}.SessionsStream())
+		var st struct{ Applied, StreamLast, LagEntries uint64 }
+		if err == nil {
+			if resp, herr := http.Get(readyURL); herr == nil {
+				json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+			}
+			if st.Applied == info.State.LastSeq && st.LagEntries == 0 {
+				applied = st.Applied
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the projector did not catch up: applied %d, stream %v (%v)", st.Applied, info, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	ps.stop(p, 15*time.Second)
+	live, err := run(ctx, cairn, "projector", "dump", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(ctx, cairn, "projector", "rebuild", "--nats", natsURLs, "--data", rebuilt, "--until", strconv.FormatUint(applied, 10)); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := run(ctx, cairn, "projector", "dump", "--data", rebuilt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live != fresh {
+		t.Errorf("the live projector differs from a rebuild:\nlive:\n%s\nrebuilt:\n%s", live, fresh)
+	} else {
+		t.Logf("projector dump equals a fresh rebuild through sequence %d:\n%s", applied, live)
+	}
+}
