@@ -1,0 +1,106 @@
+package telemetrytest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/compactbus"
+	"github.com/cairn-agents/cairn/pkg/compaction"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
+	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/services/compactor"
+)
+
+// TestCompactionTraceCrossesNATS: a summary asked through compactbus from
+// inside a span is continued by the compactor (its own NATS connection) in
+// cairn.compaction.summarize under that span, without the transcript or the
+// summary in its attributes.
+func TestCompactionTraceCrossesNATS(t *testing.T) {
+	recv := newReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
+	ctx := context.Background()
+	shutdown, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	if err := toolbus.Provision(ctx, js, events.Names{}, toolbus.ProvisionOptions{}); err != nil { // the results stream
+		t.Fatal(err)
+	}
+	if err := compactbus.Provision(ctx, js, events.Names{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scripted.Parse([]byte(`{"rules": [{"reply": {"text": "THE-SUMMARY"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), Models: scriptedOnly{scripted.New(sc)}, Name: "w1",
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(cctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("compactor: %v", err)
+		}
+	}
+	defer stop()
+	waitFor(t, "compactor ready", c.Ready)
+
+	nc := natstest.Connect(t, srv.Server)
+	client, err := compactbus.New(nc, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, parent := telemetry.Tracer().Start(ctx, telemetry.SpanCompact)
+	rctx, rcancel := context.WithTimeout(pctx, 30*time.Second)
+	res, err := client.Summarize(rctx, compactbus.Request{V: compactbus.Version, Kind: compactbus.KindCompaction, SessionID: "s1",
+		RequestID: "r1", Model: "scripted/sum", Reason: "manual", Job: compaction.Job{Transcript: "[User]: SECRET-TRANSCRIPT"}})
+	rcancel()
+	parent.End()
+	if err != nil || res.Summary.Text != "THE-SUMMARY" {
+		t.Fatalf("summary %+v, %v", res, err)
+	}
+	stop() // flushes nothing of its own: the provider is the process's
+	if err := shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range recv.spans() {
+		if s.Name != "cairn.compaction.summarize" {
+			continue
+		}
+		found = true
+		if s.Trace != parent.SpanContext().TraceID().String() || s.Parent != parent.SpanContext().SpanID().String() {
+			t.Errorf("summarize span %s/%s under %s, want under %s", s.Trace, s.ID, s.Parent, parent.SpanContext().SpanID())
+		}
+		if s.Attrs["cairn.compaction.reason"] != "manual" || s.Attrs[telemetry.AttrStatus] != telemetry.StatusOK || s.Attrs[telemetry.AttrWorker] != "w1" {
+			t.Errorf("summarize attributes %v", s.Attrs)
+		}
+		for _, v := range s.Attrs {
+			if strings.Contains(v, "SECRET-TRANSCRIPT") || strings.Contains(v, "THE-SUMMARY") {
+				t.Errorf("content in a summarize span attribute: %q", v)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no cairn.compaction.summarize span among %s", dump(recv.spans()))
+	}
+}
