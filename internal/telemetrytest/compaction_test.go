@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/compactor"
+	"github.com/nats-io/nats.go"
 )
 
 // TestCompactionTraceCrossesNATS: a summary asked through compactbus from
@@ -38,47 +39,14 @@ func TestCompactionTraceCrossesNATS(t *testing.T) {
 	if err := compactbus.Provision(ctx, js, events.Names{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scripted.Parse([]byte(`{"rules": [{"reply": {"text": "THE-SUMMARY"}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), Models: scriptedOnly{scripted.New(sc)}, Name: "w1",
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(cctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("compactor: %v", err)
-		}
-	}
+	_, stop := startCompactor(t, srv.ClientURL(), "")
 	defer stop()
-	waitFor(t, "compactor ready", c.Ready)
 
 	nc := natstest.Connect(t, srv.Server)
-	client, err := compactbus.New(nc, events.Names{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pctx, parent := telemetry.Tracer().Start(ctx, telemetry.SpanCompact)
-	rctx, rcancel := context.WithTimeout(pctx, 30*time.Second)
-	res, err := client.Summarize(rctx, compactbus.Request{V: compactbus.Version, Kind: compactbus.KindCompaction, SessionID: "s1",
-		RequestID: "r1", Model: "scripted/sum", Reason: "manual", Job: compaction.Job{Transcript: "[User]: SECRET-TRANSCRIPT"}})
-	rcancel()
+	summarize(t, pctx, nc)
 	parent.End()
-	if err != nil || res.Summary.Text != "THE-SUMMARY" {
-		t.Fatalf("summary %+v, %v", res, err)
-	}
-	stop() // flushes nothing of its own: the provider is the process's
+	stop() // its spans are in this process's provider, flushed next
 	if err := shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -103,4 +71,52 @@ func TestCompactionTraceCrossesNATS(t *testing.T) {
 	if !found {
 		t.Fatalf("no cairn.compaction.summarize span among %s", dump(recv.spans()))
 	}
+}
+
+// startCompactor runs a compactor whose model answers every summary call
+// with THE-SUMMARY, until stop; httpAddr "" serves no /metrics.
+func startCompactor(t *testing.T, natsURL, httpAddr string) (c *compactor.Compactor, stop func()) {
+	t.Helper()
+	sc, err := scripted.Parse([]byte(`{"rules": [{"reply": {"text": "THE-SUMMARY"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = compactor.New(compactor.Config{NATSURL: natsURL, Models: scriptedOnly{scripted.New(sc)}, Name: "w1", HTTPAddr: httpAddr,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("compactor: %v", err)
+		}
+	}
+	waitFor(t, "compactor ready", c.Ready)
+	return c, stop
+}
+
+// summarize asks for one summary through compactbus.
+func summarize(t *testing.T, ctx context.Context, nc *nats.Conn) compactbus.Result {
+	t.Helper()
+	client, err := compactbus.New(nc, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := client.Summarize(ctx, compactbus.Request{V: compactbus.Version, Kind: compactbus.KindCompaction, SessionID: "s1",
+		RequestID: "r1", Model: "scripted/sum", Reason: "manual", Job: compaction.Job{Transcript: "[User]: SECRET-TRANSCRIPT"}})
+	if err != nil || res.Summary.Text != "THE-SUMMARY" {
+		t.Fatalf("summary %+v, %v", res, err)
+	}
+	return res
 }

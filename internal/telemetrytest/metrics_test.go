@@ -28,6 +28,8 @@ var want = map[string][]string{
 		"cairn_tool_queue_pending pool=default", "cairn_tool_queue_ack_pending pool=default"},
 	"projector": {"cairn_projector_lag_entries", "cairn_projector_applied_sequence", "cairn_projector_entries_applied_total"},
 	"gateway":   {"cairn_gateway_requests_total", "cairn_gateway_request_duration_seconds", "cairn_gateway_sse_streams"},
+	"compactor": {"cairn_compactor_summaries_total outcome=ok", "cairn_compactor_summary_seconds", "cairn_compactor_tokens_total direction=input",
+		"cairn_compactor_running"},
 }
 
 // parse checks that an exposition parses and returns its families.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provision"
@@ -261,7 +262,7 @@ func run(t *testing.T, content, all bool) outcome {
 		waitFor(t, "a rejected command", func() bool {
 			return strings.Contains(scrape(t, metricsSrv.URL+"/metrics"), "cairn_orchestrator_commands_rejected_total{")
 		})
-		startOps(t, js, sessions, out.metrics)
+		startOps(t, srv.ClientURL(), nc, js, sessions, out.metrics)
 	}
 	out.metrics["orchestrator"] = scrape(t, metricsSrv.URL+"/metrics")
 	out.metrics["toolrunner"] = scrape(t, "http://"+runnerHTTP+"/metrics")
@@ -335,9 +336,10 @@ func scrape(t *testing.T, url string) string {
 	return string(body)
 }
 
-// startOps runs a projector until it has applied the whole log and a
-// gateway that has answered one query, and scrapes both into metrics.
-func startOps(t *testing.T, js jetstream.JetStream, log session.Log, metrics map[string]string) {
+// startOps runs a projector until it has applied the whole log, a gateway
+// that has answered one query and a compactor that has written one summary,
+// and scrapes them into metrics.
+func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStream, log session.Log, metrics map[string]string) {
 	t.Helper()
 	p, err := projector.New(projector.Config{JetStream: js, Dir: t.TempDir()})
 	if err != nil {
@@ -385,6 +387,14 @@ func startOps(t *testing.T, js jetstream.JetStream, log session.Log, metrics map
 		t.Fatalf("gateway GET /v1/sessions/s1: %d", resp.StatusCode)
 	}
 	metrics["gateway"] = scrape(t, gw.URL+"/metrics")
+
+	if err := compactbus.Provision(context.Background(), js, events.Names{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	c, stop := startCompactor(t, natsURL, "127.0.0.1:0")
+	defer stop()
+	summarize(t, context.Background(), nc)
+	metrics["compactor"] = scrape(t, "http://"+c.HTTPAddr()+"/metrics")
 }
 
 // waitFor polls cond until it holds, for at most 30 s.
