@@ -254,6 +254,14 @@ func run(t *testing.T, content, all bool) outcome {
 	send(t, nc, n, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
 	send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
 	waitReply(t, sessions, "s1", completion)
+	// The reply is in the log before the run has ended and counted it.
+	waitFor(t, "the run settled", func() bool {
+		m := scrape(t, metricsSrv.URL+"/metrics")
+		return strings.Contains(m, `cairn_agent_turns_total{stop_reason="stop"} 1`) && strings.Contains(m, "cairn_agent_running_sessions 0")
+	})
+	waitFor(t, "the tool result counted", func() bool {
+		return strings.Contains(scrape(t, "http://"+runnerHTTP+"/metrics"), "cairn_toolrunner_results_total{")
+	})
 
 	out := outcome{metrics: map[string]string{}, llmCalls: llm.calls.Load()}
 	if all {
@@ -394,7 +402,10 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 	c, stop := startCompactor(t, natsURL, "127.0.0.1:0")
 	defer stop()
 	summarize(t, context.Background(), nc)
-	metrics["compactor"] = scrape(t, "http://"+c.HTTPAddr()+"/metrics")
+	// The compactor counts a summary after the client may have read it.
+	url := "http://" + c.HTTPAddr() + "/metrics"
+	waitFor(t, "the summary counted", func() bool { return strings.Contains(scrape(t, url), "cairn_compactor_summaries_total{") })
+	metrics["compactor"] = scrape(t, url)
 }
 
 // waitFor polls cond until it holds, for at most 30 s.
