@@ -1,0 +1,85 @@
+{{/* Name of the release's objects: <release>-cairn, or the release name when it contains "cairn". */}}
+{{- define "cairn.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "cairn.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "gateway") */}}
+{{- define "cairn.selector" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "cairn.image" -}}
+{{- printf "%s:%s" .repository (default $.appVersion .tag) -}}
+{{- end -}}
+
+{{- define "cairn.natsSecret" -}}
+{{- default (printf "%s-nats" (include "cairn.fullname" .)) .Values.nats.existingSecret -}}
+{{- end -}}
+
+{{/* Environment every service gets: NATS from the Secret, then values' env. */}}
+{{- define "cairn.env" -}}
+- name: CAIRN_NATS
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "cairn.natsSecret" . }}
+      key: {{ .Values.nats.secretKey }}
+{{- range $k, $v := .Values.env }}
+- name: {{ $k }}
+  value: {{ $v | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Pod-level settings shared by every service: (dict "root" $ "svc" .Values.gateway) */}}
+{{- define "cairn.podSpec" -}}
+automountServiceAccountToken: false
+securityContext:
+  {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .svc.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .svc.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .svc.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Probes on a named port: /healthz (liveness) and /readyz (readiness). */}}
+{{- define "cairn.probes" -}}
+livenessProbe:
+  httpGet: {path: /healthz, port: http}
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 6
+readinessProbe:
+  httpGet: {path: /readyz, port: http}
+  periodSeconds: 5
+  timeoutSeconds: 3
+  failureThreshold: 3
+startupProbe:
+  httpGet: {path: /healthz, port: http}
+  periodSeconds: 2
+  failureThreshold: 60
+{{- end -}}
