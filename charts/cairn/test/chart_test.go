@@ -100,6 +100,13 @@ func checkDeployment(t *testing.T, name string, d *appsv1.Deployment) {
 		t.Fatalf("%s: %d containers, want 1", name, len(pod.Containers))
 	}
 	c := pod.Containers[0]
+	image := "ghcr.io/cairn-agents/cairn:"
+	if name == "toolrunner" {
+		image = "ghcr.io/cairn-agents/cairn-toolrunner:" // has bash for the bash tool
+	}
+	if c.Image != image+"0.1.0" {
+		t.Errorf("%s: image %q, want %s0.1.0", name, c.Image, image)
+	}
 	if c.Args[0] != name {
 		t.Errorf("%s: runs `cairn %s`", name, c.Args[0])
 	}
