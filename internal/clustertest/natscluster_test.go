@@ -16,7 +16,16 @@ type natsNode struct {
 	name    string
 	client  string // nats://127.0.0.1:port
 	monitor string // http://127.0.0.1:port
+	conf    string // its configuration file
 	proc    *proc
+}
+
+// restart starts a stopped node again with its configuration and store, and
+// waits until it reports JetStream healthy (caught up).
+func (n *natsNode) restart(t *testing.T, ps *procs, bin string) {
+	t.Helper()
+	n.proc = ps.start("nats-"+n.name+"-restarted", bin, "-c", n.conf)
+	waitHTTP(t, n.proc, n.monitor+"/healthz", 120*time.Second)
 }
 
 // startNATSCluster starts a 3-node JetStream cluster of separate nats-server
@@ -51,7 +60,7 @@ cluster {
 			t.Fatal(err)
 		}
 		nodes[i] = &natsNode{name: name, client: fmt.Sprintf("nats://127.0.0.1:%d", ports[i]),
-			monitor: fmt.Sprintf("http://127.0.0.1:%d", ports[3+i])}
+			monitor: fmt.Sprintf("http://127.0.0.1:%d", ports[3+i]), conf: path}
 		nodes[i].proc = ps.start("nats-"+name, bin, "-c", path)
 	}
 	for _, n := range nodes {
