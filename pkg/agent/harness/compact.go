@@ -40,32 +40,38 @@ func (h *Harness) cancellable(ctx context.Context) (context.Context, context.Can
 func (h *Harness) compact(ctx context.Context, reason, instructions string) (_ []events.Message, err error) {
 	ctx, span := h.startCompaction(ctx, reason)
 	defer func() { endSpan(span, err) }()
-	if c := hook.SessionBeforeCompact(ctx, h.hooks, hook.SessionBeforeCompactEvent{Reason: reason, Instructions: instructions}); c.Cancel {
-		return nil, fmt.Errorf("compaction %w: %s", ErrCancelled, c.Reason)
-	}
-	if h.cfg.Compactor == nil {
-		return nil, ErrNoCompactor
-	}
 	if err := h.flush(ctx); err != nil {
 		return nil, err
+	}
+	path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("harness: read session: %w", err)
+	}
+	d := hook.SessionBeforeCompact(ctx, h.hooks, hook.SessionBeforeCompactEvent{Reason: reason, Instructions: instructions, Path: path})
+	if d.Cancel {
+		return nil, fmt.Errorf("compaction %w: %s", ErrCancelled, d.Reason)
+	}
+	if d.Summary == "" && h.cfg.Compactor == nil {
+		return nil, ErrNoCompactor
 	}
 	h.publish(events.Event{Type: events.EvCompactionStart, Compaction: &events.Compaction{Reason: reason}})
 	fail := func(err error) ([]events.Message, error) {
 		h.publish(events.Event{Type: events.EvCompactionEnd, Compaction: &events.Compaction{Reason: reason, Error: err.Error(), Aborted: ctx.Err() != nil}})
 		return nil, err
 	}
-	path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
-	if err != nil {
-		return fail(fmt.Errorf("harness: read session: %w", err))
-	}
-	res, err := h.cfg.Compactor(ctx, CompactRequest{Reason: reason, Instructions: instructions, Path: path, Model: h.Model()})
-	if err != nil {
-		return fail(fmt.Errorf("compaction: %w", err))
+	// A hook's own summary replaces the compactor's.
+	res := Compaction{Summary: d.Summary, FirstKeptEntryID: d.FirstKeptEntryID, Details: d.Details}
+	fromHook := d.Summary != ""
+	if !fromHook {
+		res, err = h.cfg.Compactor(ctx, CompactRequest{Reason: reason, Instructions: instructions, Path: path, Model: h.Model()})
+		if err != nil {
+			return fail(fmt.Errorf("compaction: %w", err))
+		}
 	}
 	h.wmu.Lock()
 	stored, err := h.cfg.Session.Append(context.WithoutCancel(ctx), events.Entry{
 		Type: events.EntryCompaction, Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID,
-		TokensBefore: res.TokensBefore, Details: res.Details,
+		TokensBefore: res.TokensBefore, Details: res.Details, FromHook: fromHook,
 	})
 	h.wmu.Unlock()
 	if err != nil {

@@ -19,8 +19,8 @@ func TestManualCompactionAndItsCancelHook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	off := hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.Cancel, error) {
-		return hook.Cancel{Cancel: ev.Reason == "manual", Reason: "not now"}, nil
+	off := hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.CompactDecision, error) {
+		return hook.CompactDecision{Cancel: ev.Reason == "manual", Reason: "not now"}, nil
 	})
 	before := len(f.sess.Entries())
 	if err := f.h.Compact(ctx, ""); !errors.Is(err, harness.ErrCancelled) || calls != 0 || len(f.sess.Entries()) != before {
@@ -103,5 +103,39 @@ func TestAbortCancelsAManualCompaction(t *testing.T) {
 	}
 	if f.h.Phase() != harness.PhaseIdle {
 		t.Fatalf("phase = %s", f.h.Phase())
+	}
+}
+
+func TestCompactHookSuppliesItsOwnSummary(t *testing.T) {
+	calls := 0
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{Compactor: compactor(&calls)})
+	ctx := context.Background()
+	for _, s := range []string{"one", "two"} {
+		if err := f.h.Prompt(ctx, user(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen int
+	hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.CompactDecision, error) {
+		seen = len(ev.Path)
+		return hook.CompactDecision{Summary: "the hook's own summary"}, nil
+	})
+	if err := f.h.Compact(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Fatalf("the compactor was called %d times; the hook's summary should replace it", calls)
+	}
+	es := f.sess.Entries()
+	last := es[len(es)-1]
+	if last.Type != events.EntryCompaction || last.Summary != "the hook's own summary" || !last.FromHook {
+		t.Fatalf("last entry %+v, want the hook's compaction", last)
+	}
+	if seen != 4 {
+		t.Fatalf("the hook saw a path of %d entries, want the 4 messages", seen)
+	}
+	msgs := f.h.Messages()
+	if len(msgs) != 1 || msgs[0].Summary != "the hook's own summary" {
+		t.Fatalf("context after the hook's compaction: %+v", msgs)
 	}
 }

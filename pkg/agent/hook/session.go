@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
@@ -13,14 +14,27 @@ type Cancel struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// SessionBeforeCompactEvent is emitted before a compaction.
+// SessionBeforeCompactEvent is emitted before a compaction, with the path
+// (root to leaf) it would summarise.
 type SessionBeforeCompactEvent struct {
-	Reason       string `json:"reason"` // manual | threshold | overflow
-	Instructions string `json:"instructions,omitempty"`
+	Reason       string         `json:"reason"` // manual | threshold | overflow
+	Instructions string         `json:"instructions,omitempty"`
+	Path         []events.Entry `json:"path,omitempty"`
 }
 
-func (SessionBeforeCompactEvent) Name() string  { return "session_before_compact" }
-func (SessionBeforeCompactEvent) result(Cancel) {}
+// CompactDecision answers session_before_compact: cancel the compaction, or
+// supply its summary instead of the compactor (with the first entry kept
+// after it; empty keeps none), or neither.
+type CompactDecision struct {
+	Cancel           bool            `json:"cancel,omitempty"`
+	Reason           string          `json:"reason,omitempty"`
+	Summary          string          `json:"summary,omitempty"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId,omitempty"`
+	Details          json.RawMessage `json:"details,omitempty"`
+}
+
+func (SessionBeforeCompactEvent) Name() string           { return "session_before_compact" }
+func (SessionBeforeCompactEvent) result(CompactDecision) {}
 
 // SessionBeforeTreeEvent is emitted before a navigation of the session tree.
 type SessionBeforeTreeEvent struct {
@@ -32,9 +46,18 @@ func (SessionBeforeTreeEvent) Name() string  { return "session_before_tree" }
 func (SessionBeforeTreeEvent) result(Cancel) {}
 
 // SessionBeforeCompact asks the handlers in order and stops at the first
-// cancel. Failing handlers are reported and skipped.
-func SessionBeforeCompact(ctx context.Context, r *Registry, ev SessionBeforeCompactEvent) Cancel {
-	return firstCancel(ctx, r, ev)
+// that cancels or supplies a summary. Failing handlers are reported and
+// skipped.
+func SessionBeforeCompact(ctx context.Context, r *Registry, ev SessionBeforeCompactEvent) CompactDecision {
+	var out CompactDecision
+	emit(ctx, r, ev, nil, func(d CompactDecision) bool {
+		if d.Cancel || d.Summary != "" {
+			out = d
+			return false
+		}
+		return true
+	}, nil)
+	return out
 }
 
 // SessionBeforeTree asks the handlers in order and stops at the first cancel.
