@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +27,7 @@ func newUpCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
 			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Logger: log})
 		if err != nil {
