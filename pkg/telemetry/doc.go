@@ -4,7 +4,9 @@
 // [propagation.TextMapCarrier] over [nats.Header] so that a trace follows a
 // tool call through NATS; the span and attribute names every part of Cairn
 // uses; the switch that lets prompt, completion and tool content into spans;
-// and a slog handler that adds trace ids and redacts secrets.
+// and a slog handler that adds trace ids and the session, turn and tool call
+// ids the work in progress put into its context ([WithLogAttrs]), and
+// redacts credentials.
 //
 // Instrumented code asks [Tracer] for its tracer. Until [Setup] installs a
 // provider (or when telemetry is off) that tracer is OpenTelemetry's no-op
