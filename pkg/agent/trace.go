@@ -55,7 +55,8 @@ func endLLM(span trace.Span, msg *events.Message) {
 			attribute.Int64(telemetry.AttrCacheRead, u.CacheRead), attribute.Int64(telemetry.AttrCacheWrite, u.CacheWrite),
 			attribute.Float64(telemetry.AttrCost, u.Cost.Total))
 	}
-	if kv, ok := telemetry.ContentAttr(telemetry.AttrCompletion, msg.Content.Text()); ok {
+	if telemetry.ContentEnabled() {
+		kv, _ := telemetry.ContentAttr(telemetry.AttrCompletion, msg.Content.Text())
 		span.SetAttributes(kv)
 	}
 	failed := msg.StopReason == events.StopError || msg.StopReason == events.StopAborted
@@ -68,7 +69,8 @@ func (r *run) startTool(ctx context.Context, c *call) (context.Context, trace.Sp
 	ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanTool, trace.WithAttributes(
 		attribute.String(telemetry.AttrSession, r.cfg.SessionID), attribute.String(telemetry.AttrTool, c.block.Name),
 		attribute.String(telemetry.AttrToolCall, c.block.ID)))
-	if kv, ok := telemetry.ContentAttr(telemetry.AttrToolArgs, string(c.args)); ok {
+	if span.IsRecording() && telemetry.ContentEnabled() {
+		kv, _ := telemetry.ContentAttr(telemetry.AttrToolArgs, string(c.args))
 		span.SetAttributes(kv)
 	}
 	return ctx, span
@@ -76,7 +78,8 @@ func (r *run) startTool(ctx context.Context, c *call) (context.Context, trace.Sp
 
 func endTool(span trace.Span, res tool.Result) {
 	if span.IsRecording() {
-		if kv, ok := telemetry.ContentAttr(telemetry.AttrToolResult, events.Content{Blocks: res.Content}.Text()); ok {
+		if telemetry.ContentEnabled() {
+			kv, _ := telemetry.ContentAttr(telemetry.AttrToolResult, events.Content{Blocks: res.Content}.Text())
 			span.SetAttributes(kv)
 		}
 		spanStatus(span, res.IsError, "the tool returned an error result")

@@ -34,7 +34,8 @@ func endRun(span trace.Span, res tool.Result, handBack bool) {
 	default:
 		span.SetAttributes(attribute.String(telemetry.AttrStatus, telemetry.StatusOK))
 	}
-	if kv, ok := telemetry.ContentAttr(telemetry.AttrToolResult, events.Content{Blocks: res.Content}.Text()); ok && span.IsRecording() {
+	if span.IsRecording() && telemetry.ContentEnabled() {
+		kv, _ := telemetry.ContentAttr(telemetry.AttrToolResult, events.Content{Blocks: res.Content}.Text())
 		span.SetAttributes(kv)
 	}
 }
