@@ -115,25 +115,44 @@ func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[stri
 	return resp.StatusCode, out
 }
 
-// entries returns the session's log through the gateway's export.
+// entries returns the session's log through the gateway's export. A read
+// the gateway could not serve (503 under load) is retried until a deadline.
 func (u *upProcess) entries(t *testing.T, sid string) []events.Entry {
 	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		es, err := u.tryEntries(sid)
+		if err == nil {
+			return es
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("export of %s: %v", sid, err)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
+
+func (u *upProcess) tryEntries(sid string) ([]events.Entry, error) {
 	resp, err := http.Get(u.url + "/v1/sessions/" + sid + "/export?format=jsonl")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		body, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
 	var es []events.Entry
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		e, err := events.DecodeEntry(sc.Bytes())
 		if err != nil {
-			t.Fatalf("exported entry: %v", err)
+			return nil, fmt.Errorf("exported entry: %w", err)
 		}
 		es = append(es, e)
 	}
-	return es
+	return es, sc.Err()
 }
 
 // waitEntries polls the log until cond holds.

@@ -32,11 +32,13 @@ func (l *JetStreamLog) Read(ctx context.Context, sid string, from uint64) ([]Rec
 	var recs []Record
 	start := max(from, 1)
 	if start == 1 && l.snaps != nil {
+		// A snapshot is a cache: one that cannot be read now (a timeout
+		// under load, a damaged object) is a miss, and the stream answers.
 		snap, err := l.loadSnapshot(ctx, sid)
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
 			return nil, err
 		}
-		if n := len(snap); n > 0 && snap[n-1].Seq <= last {
+		if n := len(snap); err == nil && n > 0 && snap[n-1].Seq <= last {
 			recs, start = snap, snap[n-1].Seq+1
 		}
 	}
