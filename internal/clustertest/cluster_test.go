@@ -25,6 +25,9 @@ import (
 	"github.com/cairn-agents/cairn/pkg/session"
 )
 
+// settleWithin bounds the wait for one command to be applied and settle.
+const settleWithin = 2 * time.Minute
+
 // prompts are the built-in demo script's prompts (cmd/cairn/demo/script.json):
 // one, two and two parallel tool calls.
 var prompts = []string{"please list files", "write a note", "run a command"}
@@ -268,6 +271,10 @@ func (r *sessionRun) drive(ctx context.Context, gw *gatewayClient, log *session.
 // waitSettled reads the log until an entry names commandID and the session
 // has settled after it.
 func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog, commandID string) error {
+	// A turn takes well under a second here and recovery from a kill about
+	// ten; two minutes without settling is a session that will not.
+	ctx, cancel := context.WithTimeout(ctx, settleWithin)
+	defer cancel()
 	var lastErr error
 	for {
 		var from uint64
@@ -285,7 +292,16 @@ func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog,
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: command %s not applied and settled before the deadline (last read error: %v)", r.id, commandID, lastErr)
+			last := "nothing"
+			if n := len(r.recs); n > 0 {
+				e := r.recs[n-1].Entry
+				last = fmt.Sprintf("a %s entry (sequence %d)", e.Type, r.recs[n-1].Seq)
+				if e.Message != nil {
+					last = fmt.Sprintf("a %s message (sequence %d)", e.Message.Role, r.recs[n-1].Seq)
+				}
+			}
+			return fmt.Errorf("%s: command %s not applied and settled within %s; the log ends with %s (named: %d, last read error: %v)",
+				r.id, commandID, settleWithin, last, names(r.recs)[commandID], lastErr)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
