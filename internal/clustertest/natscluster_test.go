@@ -20,11 +20,15 @@ type natsNode struct {
 	proc    *proc
 }
 
-// restart starts a stopped node again with its configuration and store, and
-// waits until it reports JetStream healthy (caught up).
-func (n *natsNode) restart(t *testing.T, ps *procs, bin string) {
-	t.Helper()
+// restart starts a stopped node again with its configuration and store; see
+// waitHealthy.
+func (n *natsNode) restart(ps *procs, bin string) {
 	n.proc = ps.start("nats-"+n.name+"-restarted", bin, "-c", n.conf)
+}
+
+// waitHealthy waits until the node reports JetStream healthy (caught up).
+func (n *natsNode) waitHealthy(t *testing.T) {
+	t.Helper()
 	waitHTTP(t, n.proc, n.monitor+"/healthz", 120*time.Second)
 }
 
