@@ -168,6 +168,7 @@ func (a *actor) load(ctx context.Context) error {
 		a.startRun(ctx, a.recover)
 		return nil
 	}
+	a.part.markRunning(ctx, a.sid, false) // a mark left by a run that did settle
 	return a.newHarness(ctx)
 }
 
@@ -216,6 +217,7 @@ func (a *actor) finish(commandID string) {
 // startRun runs f on the run goroutine.
 func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 	a.running = true
+	a.part.markRunning(ctx, a.sid, true)
 	a.part.wg.Add(1)
 	go func() {
 		defer a.part.wg.Done()
@@ -245,6 +247,11 @@ func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
 
 func (a *actor) afterRun(ctx context.Context, err error) {
 	a.running = false
+	if ctx.Err() == nil {
+		// Only a settled run clears its mark; a stopped one leaves it for
+		// the next owner to recover.
+		a.part.markRunning(ctx, a.sid, false)
+	}
 	if err != nil && ctx.Err() == nil {
 		a.log.Info("run ended with an error", "err", err)
 	}

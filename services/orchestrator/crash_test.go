@@ -179,3 +179,59 @@ func TestKillNineMidTurn(t *testing.T) {
 }
 
 func jetstreamNew(nc *nats.Conn) (jetstream.JetStream, error) { return jetstream.New(nc) }
+
+// TestKillNineWithNoCommandLeft kills the orchestrator while a turn runs and
+// sends nothing afterwards: the next owner must still find the session (its
+// running mark) and close the turn, though no command brings it back.
+func TestKillNineWithNoCommandLeft(t *testing.T) {
+	p := newPlatform(t)
+	scriptPath := t.TempDir() + "/script.json"
+	if err := os.WriteFile(scriptPath, []byte(crashScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := startChild(t, p, scriptPath, "a")
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "k2", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "k2", Text: "work hard"})
+	p.waitLog("k2", "tool calls recorded", func(es []events.Entry) bool {
+		if len(es) == 0 {
+			return false
+		}
+		m := es[len(es)-1].Message
+		return m != nil && m.Role == events.RoleAssistant && len(m.ToolCalls()) == 2
+	})
+	// Wait until the checkpoint has moved past both commands: the next owner
+	// will read none of them again.
+	kv, err := p.js.KeyValue(context.Background(), "cairn_checkpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog("k2", "checkpoint past the prompt", func([]events.Entry) bool {
+		keys, err := kv.ListKeysFiltered(context.Background(), "cmd.*")
+		if err != nil {
+			return false
+		}
+		for k := range keys.Keys() {
+			if e, err := kv.Get(context.Background(), k); err == nil && string(e.Value()) == "3" {
+				return true
+			}
+		}
+		return false
+	})
+	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	startChild(t, p, scriptPath, "b")
+	es := p.waitLog("k2", "turn closed by the next owner", func(es []events.Entry) bool {
+		return len(es) > 0 && es[len(es)-1].Type == events.EntryTurnInterrupted
+	})
+	results := 0
+	for _, e := range es {
+		if m := e.Message; m != nil && m.Role == events.RoleToolResult {
+			results++
+		}
+	}
+	if results != 2 {
+		t.Fatalf("%d tool results, want exactly one for each of the 2 calls", results)
+	}
+}

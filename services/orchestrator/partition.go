@@ -2,8 +2,13 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
@@ -48,7 +53,51 @@ func (o *Orchestrator) startPartition(n int) {
 		}
 		p.wg.Wait()
 	}()
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		p.wakeInterrupted(ctx)
+	}()
 	o.log.Info("partition acquired", "partition", n)
+}
+
+// Running marks: while a session's run is in progress, the key
+// run.<partition>.<sid> exists in the checkpoints bucket. A run cut short by
+// a crash leaves its mark, and may leave no command to read again (the
+// checkpoint already moved past its prompt), so the next owner of the
+// partition wakes every marked session: loading it closes the interrupted
+// turn.
+func runKey(p int, sid string) string { return "run." + strconv.Itoa(p) + "." + sid }
+
+func (p *partition) markRunning(ctx context.Context, sid string, running bool) {
+	kv := p.o.checkpoints
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	if running {
+		_, err = kv.Put(ctx, runKey(p.n, sid), []byte(p.o.cfg.Instance))
+	} else {
+		err = kv.Delete(ctx, runKey(p.n, sid))
+	}
+	if err != nil {
+		p.o.log.Warn("cannot update the running mark", "session", sid, "running", running, "err", err)
+	}
+}
+
+// wakeInterrupted starts an actor for every session marked running.
+func (p *partition) wakeInterrupted(ctx context.Context) {
+	lister, err := p.o.checkpoints.ListKeysFiltered(ctx, "run."+strconv.Itoa(p.n)+".*")
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrNoKeysFound) && ctx.Err() == nil {
+			p.o.log.Warn("cannot list running sessions", "partition", p.n, "err", err)
+		}
+		return
+	}
+	for k := range lister.Keys() {
+		sid := k[strings.LastIndexByte(k, '.')+1:]
+		if events.ValidateSessionID(sid) == nil {
+			p.actorFor(sid)
+		}
+	}
 }
 
 func (o *Orchestrator) stopPartition(n int) {
