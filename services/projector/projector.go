@@ -65,6 +65,19 @@ func (p *Projector) Run(ctx context.Context) error {
 		return err
 	}
 	defer w.Close()
+	for {
+		err := p.consume(ctx, w)
+		if !errors.Is(err, errGap) {
+			return err
+		}
+		// setup recreates the consumer at applied+1, since its delivered
+		// position is now past the database's.
+		p.cfg.Logger.Warn("projector: delivery out of order; reading again from the last applied entry", "err", err, "applied", w.Applied())
+	}
+}
+
+// consume runs one consumer until ctx ends or an error (errGap: start again).
+func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
 	stream, cons := p.setup(ctx, w.Applied())
 	if cons == nil {
 		return nil // ctx ended

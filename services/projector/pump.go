@@ -2,6 +2,7 @@ package projector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/cairn-agents/cairn/services/projector/internal/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// errGap: a message arrived past the next expected sequence.
+var errGap = errors.New("projector: gap in the delivered sequence")
 
 // pump applies delivered messages to a writer in batches: it blocks for one
 // message, takes whatever else has already arrived up to the batch size,
@@ -49,6 +53,13 @@ func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
 		case first = <-msgs:
 		}
 		last, done, err := p.fill(first, msgs)
+		if errors.Is(err, errGap) {
+			// Keep what was applied before the gap.
+			if cerr := p.commit(last); cerr != nil {
+				return cerr
+			}
+			return err
+		}
 		if err != nil {
 			return err
 		}
@@ -96,6 +107,12 @@ func (p *pump) apply(d delivery) (done, beyond bool, err error) {
 		if beyond {
 			return true, true, nil
 		}
+	}
+	if p.ack && p.w.Last() > 0 && seq > p.w.Last()+1 {
+		// The log has no gaps (limits retention, deletes denied), so a
+		// jump means the consumer delivered out of order (seen during a
+		// leader change): stop here and read again from applied+1.
+		return false, true, fmt.Errorf("%w: got sequence %d after %d", errGap, seq, p.w.Last())
 	}
 	bad := p.w.Bad()
 	applied, err := p.w.ApplyDecoded(seq, msg.Subject(), msg.Data(), &d.entry, d.err)

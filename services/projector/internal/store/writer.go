@@ -85,6 +85,9 @@ func (w *Writer) reset() {
 // Applied is the sequence of the last entry committed.
 func (w *Writer) Applied() uint64 { return w.applied }
 
+// Last is the sequence of the last entry applied, committed or not.
+func (w *Writer) Last() uint64 { return w.last }
+
 // Pending is the number of entries applied since the last commit.
 func (w *Writer) Pending() int { return w.n }
 
