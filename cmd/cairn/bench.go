@@ -35,6 +35,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	n := c.Flags().Int("sessions", 100, "concurrent sessions")
 	m := c.Flags().Int("prompts", 5, "prompts per session (each is two turns: a tool call, then an answer)")
 	latency := c.Flags().Duration("latency", 0, "scripted model latency before the first token")
+	ramp := c.Flags().Duration("ramp", -1, "spread the sessions' first prompts over this long, so they do not all arrive at once (default: the model latency)")
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle, to this file")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -52,7 +53,10 @@ func newBenchCmd(e *env) *cobra.Command {
 			}
 			defer pprof.StopCPUProfile()
 		}
-		return runBench(cmd.Context(), e.stdout, *n, *m, *latency, *memprofile)
+		if *ramp < 0 {
+			*ramp = *latency
+		}
+		return runBench(cmd.Context(), e.stdout, *n, *m, *latency, *ramp, *memprofile)
 	}
 	return c
 }
@@ -69,7 +73,7 @@ func (noop) Execute(context.Context, tool.Call, func(tool.Result)) (tool.Result,
 	return tool.Text("done"), nil
 }
 
-func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration, memprofile string) error {
+func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Duration, memprofile string) error {
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
 		return err
@@ -166,7 +170,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration,
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, no-op tool through the toolrunner protocol\n", n, m, latency)
+	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, starts spread over %s, no-op tool through the toolrunner protocol\n", n, m, latency, ramp)
 	for i := 0; i < n; i++ {
 		if err := send(events.Command{ID: fmt.Sprintf("c-%d", i), Type: events.CmdCreate, SessionID: fmt.Sprintf("b%d", i), Tools: []string{"noop"}}); err != nil {
 			return err
@@ -181,6 +185,16 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency time.Duration,
 		go func() {
 			defer run.Done()
 			sid := fmt.Sprintf("b%d", i)
+			// Sessions start spread over the ramp: a real platform's
+			// prompts do not arrive in one synchronised wave.
+			if ramp > 0 {
+				select {
+				case <-time.After(time.Duration(i) * ramp / time.Duration(n)):
+				case <-ctx.Done():
+					errs <- ctx.Err()
+					return
+				}
+			}
 			for j := 0; j < m; j++ {
 				done := make(chan struct{})
 				mu.Lock()
