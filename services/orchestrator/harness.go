@@ -90,7 +90,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
 		Providers: a.o.providers, Model: model, Models: a.o.resolveModel,
 		ThinkingLevel: h.ThinkingLevel, SystemPrompt: h.SystemPrompt, Tools: tools,
-		Sink: a.publish, Logger: a.log,
+		Sink: a.publish, Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,6 +35,7 @@ type Orchestrator struct {
 	checkpoints jetstream.KeyValue
 	metrics     metrics
 	providers   map[string]llm.Provider // every provider name → the resolver
+	validator   tool.Validator          // shared by every session's harness
 
 	ctx context.Context // Run's context
 	wg  sync.WaitGroup

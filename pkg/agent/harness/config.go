@@ -64,6 +64,10 @@ type Config struct {
 	// Summarizer summarizes the branch left by a navigation; nil = no
 	// branch summaries.
 	Summarizer Summarizer
+	// Validator checks tool arguments, compiling each schema once; one may
+	// be shared by every harness of a process (it is safe for concurrent
+	// use). nil = a private one.
+	Validator *tool.Validator
 	// Reduce builds the state of a path; nil = [Reduce].
 	Reduce func([]events.Entry) State
 	Logger *slog.Logger // nil = discard

@@ -41,7 +41,7 @@ type settings struct {
 type Harness struct {
 	cfg       Config
 	hooks     *hook.Registry
-	validator tool.Validator
+	validator *tool.Validator
 	log       *slog.Logger
 	seq       atomic.Uint64
 
@@ -88,7 +88,10 @@ func New(ctx context.Context, cfg Config) (*Harness, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	h := &Harness{cfg: cfg, hooks: cfg.Hooks, log: cfg.Logger}
+	h := &Harness{cfg: cfg, hooks: cfg.Hooks, log: cfg.Logger, validator: cfg.Validator}
+	if h.validator == nil {
+		h.validator = new(tool.Validator)
+	}
 	if h.hooks == nil {
 		h.hooks = hook.New(nil)
 	}

@@ -137,7 +137,7 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 		ThinkingLevel: s.thinking,
 		Stream:        s.stream,
 		Hooks:         h.hooks,
-		Validator:     &h.validator,
+		Validator:     h.validator,
 		Sink:          h.onEvent,
 		SessionID:     h.cfg.SessionID,
 		Workspace:     h.cfg.Workspace,
