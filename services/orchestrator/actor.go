@@ -39,6 +39,7 @@ type actor struct {
 	running  bool
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
+	snapAt   int              // records in the session at its last snapshot
 	eventSeq atomic.Uint64
 
 	cmds struct {
@@ -48,6 +49,10 @@ type actor struct {
 		gates   map[string]chan struct{} // closed when the command's entry is in
 	}
 }
+
+// snapshotEvery is how many new records make a settled session worth a
+// new snapshot.
+const snapshotEvery = 16
 
 // item is one mailbox message: a command or a tool result.
 type item struct {
@@ -260,9 +265,16 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		for _, id := range a.st.unstamp(stampAbort) {
 			a.finish(id)
 		}
-		// The session settled: snapshot it, so the next cold load, on
-		// whichever instance, reads one object and no tail.
-		if err := a.st.do(func(s *session.Session) error { return s.Snapshot(context.WithoutCancel(ctx)) }); err != nil {
+		// The session settled: snapshot it once enough is new, so the next
+		// cold load, on whichever instance, reads one object and a short
+		// tail (each snapshot rewrites the whole session).
+		if err := a.st.do(func(s *session.Session) error {
+			if n := len(s.Records()); n-a.snapAt >= snapshotEvery {
+				a.snapAt = n
+				return s.Snapshot(context.WithoutCancel(ctx))
+			}
+			return nil
+		}); err != nil {
 			a.log.Warn("cannot snapshot the session", "err", err)
 		}
 	}
