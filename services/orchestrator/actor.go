@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // actor owns one session: one goroutine reads its mailbox and drives its
@@ -327,7 +328,8 @@ func (a *actor) publish(ev events.Event) {
 		a.log.Warn("cannot encode event", "type", ev.Type, "err", err)
 		return
 	}
-	if _, err := a.o.js.PublishAsync(a.o.cfg.Names.EventSubject(a.sid), data); err != nil {
+	if _, err := a.o.js.PublishAsync(a.o.cfg.Names.EventSubject(a.sid), data, jetstream.WithStallWait(5*time.Second)); err != nil {
 		a.o.metrics.eventsDropped.Inc()
+		a.log.Warn("live event dropped", "type", ev.Type, "err", err)
 	}
 }

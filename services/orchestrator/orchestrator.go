@@ -52,7 +52,9 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	js, err := jetstream.New(cfg.Conn)
+	// Live events go out with PublishAsync; a deep window keeps a burst of
+	// thousands of sessions' events from stalling (and then dropping) them.
+	js, err := jetstream.New(cfg.Conn, jetstream.WithPublishAsyncMaxPending(1<<16))
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
