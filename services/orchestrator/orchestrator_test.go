@@ -143,7 +143,16 @@ func (p *platform) waitLog(sid, what string, cond func([]events.Entry) bool) []e
 		}
 		select {
 		case <-deadline.C:
-			p.t.Fatalf("%s: not within 30s", what)
+			recs, _ := p.log.Read(context.Background(), sid, 0)
+			var got []string
+			for _, r := range recs {
+				d := r.Entry.Type
+				if m := r.Entry.Message; m != nil {
+					d = m.Role + ":" + m.Content.Text()
+				}
+				got = append(got, d+"["+r.Entry.CommandID+"]")
+			}
+			p.t.Fatalf("%s: not within 30s; the log: %s", what, strings.Join(got, " | "))
 		case <-tick.C:
 		}
 	}

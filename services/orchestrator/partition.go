@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
@@ -48,8 +49,19 @@ func (o *Orchestrator) startPartition(n int) {
 	go func() {
 		defer o.wg.Done()
 		defer close(p.done_)
-		if err := in.Run(ctx); err != nil && ctx.Err() == nil {
-			o.log.Error("partition intake stopped", "partition", n, "err", err)
+		// The intake must run as long as the partition is held: a failure
+		// (a timeout creating its consumer under load, a NATS node gone) is
+		// retried, or the partition's sessions would hear no more commands.
+		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+			err := in.Run(ctx)
+			if ctx.Err() != nil {
+				break
+			}
+			o.log.Warn("partition intake stopped; starting it again", "partition", n, "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
 		}
 		p.wg.Wait()
 	}()

@@ -115,13 +115,24 @@ func (a *actor) recoverCall(ctx context.Context, c events.Block) events.ToolResu
 	wait := 2*time.Minute + time.Duration(reg.TimeoutMs)*time.Millisecond
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	select {
-	case r := <-ch:
-		return r
-	case <-timer.C:
-		return errResult(fmt.Sprintf("Tool call %s was interrupted and no result came back within %s.", c.Name, wait))
-	case <-ctx.Done():
-		return errResult("Tool call " + c.Name + " was interrupted.")
+	// Look in the stream again now and then: if the first look failed (a
+	// timeout under load) and the call had already been answered, the
+	// dispatch above was a duplicate and no new result will come.
+	again := time.NewTicker(2 * time.Second)
+	defer again.Stop()
+	for {
+		select {
+		case r := <-ch:
+			return r
+		case <-again.C:
+			if r, ok := a.storedResult(ctx, wire); ok {
+				return r
+			}
+		case <-timer.C:
+			return errResult(fmt.Sprintf("Tool call %s was interrupted and no result came back within %s.", c.Name, wait))
+		case <-ctx.Done():
+			return errResult("Tool call " + c.Name + " was interrupted.")
+		}
 	}
 }
 

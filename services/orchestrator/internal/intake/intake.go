@@ -95,15 +95,22 @@ func (in *Intake) Checkpoint(ctx context.Context) (uint64, error) {
 	return seq, nil
 }
 
-// Run delivers commands from the checkpoint on until ctx is cancelled.
+// Run delivers commands from the checkpoint on until ctx is cancelled. Run
+// again after a failure, it goes on after the last command it delivered, so
+// no command is delivered twice by one Intake.
 func (in *Intake) Run(ctx context.Context) error {
-	start, err := in.Checkpoint(ctx)
-	if err != nil {
-		return err
-	}
 	in.mu.Lock()
-	in.mu.next = start
+	start := in.mu.next
 	in.mu.Unlock()
+	if start == 0 {
+		var err error
+		if start, err = in.Checkpoint(ctx); err != nil {
+			return err
+		}
+		in.mu.Lock()
+		in.mu.next = start
+		in.mu.Unlock()
+	}
 	cons, err := in.cfg.JetStream.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{in.cfg.Filter},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,

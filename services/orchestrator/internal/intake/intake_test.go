@@ -179,3 +179,23 @@ func TestInvalidCommandIsDeliveredWithError(t *testing.T) {
 		t.Fatalf("got %+v, want a decode error for session s1", c)
 	}
 }
+
+// An Intake run again after a failure goes on after what it delivered.
+func TestRunAgainDeliversNothingTwice(t *testing.T) {
+	e := newEnv(t)
+	e.publish(t, "s1", "a1")
+	p := e.partitionOf(t, "s1")
+	r := e.start(t, p)
+	if c := r.next(t); c.Cmd.ID != "a1" {
+		t.Fatalf("first = %s", c.Cmd.ID)
+	}
+	r.stop(t) // a1 is never finished: a new Intake would read it again
+	e.publish(t, "s1", "a2")
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.in.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if c := r.next(t); c.Cmd.ID != "a2" {
+		t.Fatalf("after running again got %s, want a2 (a1 was delivered already)", c.Cmd.ID)
+	}
+}
