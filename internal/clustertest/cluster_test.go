@@ -71,10 +71,11 @@ func TestCluster(t *testing.T) {
 			t.Logf("%s(after %s)", out, time.Since(provisioned).Round(time.Millisecond))
 			break
 		}
-		if ctx.Err() != nil {
+		select {
+		case <-ctx.Done():
 			t.Fatalf("provision: %v", err)
+		case <-time.After(500 * time.Millisecond): // retry pacing
 		}
-		time.Sleep(500 * time.Millisecond) // retry pacing, not synchronisation
 	}
 
 	ports := freePorts(t, 8)

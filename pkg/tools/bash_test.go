@@ -101,13 +101,17 @@ func processGone(pid int) bool {
 // waitGone polls until every pid has exited, failing after a deadline.
 func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for _, pid := range pids {
 		for !processGone(pid) {
-			if time.Now().After(deadline) {
+			select {
+			case <-deadline.C:
 				t.Fatalf("process %d is still running", pid)
+			case <-tick.C:
 			}
-			time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
 		}
 	}
 }

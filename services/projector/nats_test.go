@@ -61,12 +61,16 @@ func publish(t testing.TB, js jetstream.JetStream, msgs []synth.Msg) uint64 {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
 		}
-		time.Sleep(5 * time.Millisecond) // polling, not synchronisation
 	}
 }
 
