@@ -60,28 +60,15 @@ func (t *findTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if !validGlob(a.Pattern) {
 		return tool.Result{}, argErr("pattern", "malformed glob %q", a.Pattern)
 	}
-	limit := DefaultFindLimit
-	if a.Limit != nil {
-		if *a.Limit < 1 {
-			return tool.Result{}, argErr("limit", "must be at least 1, got %d", *a.Limit)
-		}
-		limit = *a.Limit
-	}
-	ws, release, err := t.env.workspace(call)
+	limit, err := optLimit(a.Limit, DefaultFindLimit)
 	if err != nil {
 		return tool.Result{}, err
+	}
+	sp, release, res, err := t.env.openSearch(call, a.Path, true)
+	if res != nil || err != nil {
+		return deref(res), err
 	}
 	defer release()
-	sp, err := resolveSearch(ws, a.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errorResult(fmt.Sprintf("Path not found: %s", a.Path), nil), nil
-	}
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if !sp.isDir {
-		return errorResult(fmt.Sprintf("%s is not a directory", a.Path), nil), nil
-	}
 	var found []string
 	err = sp.walk(ctx, func(p string, d fs.DirEntry) error {
 		if !globMatch(a.Pattern, sp.sub(p)) {

@@ -38,7 +38,7 @@ func TestFind(t *testing.T) {
 	r := mustCall(t, s, "find", map[string]any{"pattern": "*", "limit": 2})
 	wantContains(t, text(r), "[2 results limit reached. Use limit=4 for more, or refine the pattern.]")
 	r, err := call(t, s, "find", map[string]any{"pattern": "*", "path": "a.go"})
-	if err != nil || !r.IsError || !strings.Contains(text(r), "a.go is not a directory") {
+	if err != nil || !r.IsError || text(r) != "Not a directory: a.go" {
 		t.Fatalf("find in a file: %v %q", err, text(r))
 	}
 	_, err = call(t, s, "find", map[string]any{"pattern": "[x"})

@@ -80,12 +80,9 @@ func (t *grepTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if a.Context < 0 || a.Context > 100 {
 		return tool.Result{}, argErr("context", "must be between 0 and 100, got %d", a.Context)
 	}
-	limit := DefaultGrepLimit
-	if a.Limit != nil {
-		if *a.Limit < 1 {
-			return tool.Result{}, argErr("limit", "must be at least 1, got %d", *a.Limit)
-		}
-		limit = *a.Limit
+	limit, err := optLimit(a.Limit, DefaultGrepLimit)
+	if err != nil {
+		return tool.Result{}, err
 	}
 	if a.Glob != "" && !validGlob(a.Glob) {
 		return tool.Result{}, argErr("glob", "malformed glob %q", a.Glob)
@@ -101,18 +98,11 @@ func (t *grepTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if err != nil {
 		return tool.Result{}, argErr("pattern", "invalid regular expression: %v", err)
 	}
-	ws, release, err := t.env.workspace(call)
-	if err != nil {
-		return tool.Result{}, err
+	sp, release, res, err := t.env.openSearch(call, a.Path, false)
+	if res != nil || err != nil {
+		return deref(res), err
 	}
 	defer release()
-	sp, err := resolveSearch(ws, a.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errorResult(fmt.Sprintf("Path not found: %s", a.Path), nil), nil
-	}
-	if err != nil {
-		return tool.Result{}, err
-	}
 
 	g := grepper{re: re, context: a.Context, limit: limit}
 	if !strings.Contains(expr, `\A`) && !strings.Contains(expr, `\z`) {

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -53,28 +52,15 @@ func (t *lsTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result
 	if err := decodeArgs("ls", call.Arguments, &a, []string{"path", "limit"}, nil); err != nil {
 		return tool.Result{}, err
 	}
-	limit := DefaultLsLimit
-	if a.Limit != nil {
-		if *a.Limit < 1 {
-			return tool.Result{}, argErr("limit", "must be at least 1, got %d", *a.Limit)
-		}
-		limit = *a.Limit
-	}
-	ws, release, err := t.env.workspace(call)
+	limit, err := optLimit(a.Limit, DefaultLsLimit)
 	if err != nil {
 		return tool.Result{}, err
+	}
+	sp, release, res, err := t.env.openSearch(call, a.Path, true)
+	if res != nil || err != nil {
+		return deref(res), err
 	}
 	defer release()
-	sp, err := resolveSearch(ws, a.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errorResult(fmt.Sprintf("Path not found: %s", a.Path), nil), nil
-	}
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if !sp.isDir {
-		return errorResult(fmt.Sprintf("Not a directory: %s", a.Path), nil), nil
-	}
 	entries, err := fs.ReadDir(sp.fsys, sp.rel)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("ls %s: %w", a.Path, err)

@@ -2,9 +2,13 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
+
+	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
 // searchPath is a directory or file a walking tool starts from.
@@ -31,6 +35,46 @@ func resolveSearch(ws *Workspace, p string) (searchPath, error) {
 		return searchPath{}, err
 	}
 	return searchPath{fsys: fsys, rel: rel, display: filepath.ToSlash(filepath.Clean(p)), isDir: fi.IsDir()}, nil
+}
+
+// openSearch resolves p in the call's workspace for grep, find or ls. A path
+// that does not exist, or with wantDir one that is not a directory, is an
+// answer for the model: it comes back as res, with nothing to release.
+// Otherwise release must be called once the search is done.
+func (e *env) openSearch(call tool.Call, p string, wantDir bool) (sp searchPath, release func(), res *tool.Result, err error) {
+	ws, release, err := e.workspace(call)
+	if err != nil {
+		return searchPath{}, nil, nil, err
+	}
+	sp, err = resolveSearch(ws, p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r := errorResult(fmt.Sprintf("Path not found: %s", p), nil)
+		res = &r
+	case err == nil && wantDir && !sp.isDir:
+		r := errorResult(fmt.Sprintf("Not a directory: %s", p), nil)
+		res = &r
+	}
+	if res != nil {
+		release()
+		return searchPath{}, nil, res, nil
+	}
+	if err != nil {
+		release()
+		return searchPath{}, nil, nil, err
+	}
+	return sp, release, nil, nil
+}
+
+// optLimit reads an optional limit argument: def when absent, at least 1.
+func optLimit(limit *int, def int) (int, error) {
+	if limit == nil {
+		return def, nil
+	}
+	if *limit < 1 {
+		return 0, argErr("limit", "must be at least 1, got %d", *limit)
+	}
+	return *limit, nil
 }
 
 // sub returns the walked path p (relative to the workspace) relative to the
@@ -77,4 +121,12 @@ func (s searchPath) walk(ctx context.Context, visit func(p string, d fs.DirEntry
 		}
 		return visit(p, d)
 	})
+}
+
+// deref returns *r, or the zero Result for nil.
+func deref(r *tool.Result) tool.Result {
+	if r == nil {
+		return tool.Result{}
+	}
+	return *r
 }
