@@ -18,21 +18,14 @@ func newExportCmd(e *env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := sessionArg(args[0]); err != nil {
-				return err
-			}
 			if format != "pi" && format != "jsonl" {
 				return usagef("--format must be pi or jsonl, got %q", format)
 			}
-			l, closeLog, err := lf.open(ctx, false)
+			s, closeLog, err := lf.load(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer closeLog()
-			s, err := loadSession(ctx, l, args[0])
-			if err != nil {
-				return err
-			}
 			if format == "pi" {
 				entries := s.Entries()
 				return events.WritePiFile(e.stdout, entries[0], entries[1:])

@@ -58,11 +58,21 @@ func sessionArg(id string) error {
 	return nil
 }
 
-// loadSession loads session sid, saying clearly when it does not exist.
-func loadSession(ctx context.Context, l session.Log, sid string) (*session.Session, error) {
+// load opens the log and loads session sid (validated as a command-line
+// argument), saying clearly when it does not exist. The returned func closes
+// the connection.
+func (f *logFlags) load(ctx context.Context, sid string) (*session.Session, func(), error) {
+	if err := sessionArg(sid); err != nil {
+		return nil, nil, err
+	}
+	l, closeLog, err := f.open(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := session.Load(ctx, l, sid)
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", sid, err)
+		closeLog()
+		return nil, nil, fmt.Errorf("load session %s: %w", sid, err)
 	}
-	return s, nil
+	return s, closeLog, nil
 }

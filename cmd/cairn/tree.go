@@ -18,18 +18,11 @@ func newTreeCmd(e *env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := sessionArg(args[0]); err != nil {
-				return err
-			}
-			l, closeLog, err := lf.open(ctx, false)
+			s, closeLog, err := lf.load(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer closeLog()
-			s, err := loadSession(ctx, l, args[0])
-			if err != nil {
-				return err
-			}
 			idx, err := s.Index()
 			if err != nil {
 				return err
