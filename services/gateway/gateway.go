@@ -181,6 +181,7 @@ func (g *Gateway) routes() http.Handler {
 	handle("POST /v1/sessions", "create", true, g.createSession)
 	handle("POST /v1/sessions/{id}/commands", "command", true, g.postCommand)
 	handle("GET /v1/sessions/{id}/events", "events", false, g.streamEvents)
+	handle("GET /v1/sessions/{id}/commands/{commandId}", "command_status", true, g.getCommandStatus)
 	handle("GET /v1/openapi.json", "openapi", true, serveOpenAPI)
 	handle("GET /healthz", "healthz", true, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

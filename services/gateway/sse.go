@@ -12,13 +12,18 @@ import (
 )
 
 // streamEvents serves a session's live events as SSE. Each event's id is its
-// stream sequence; Last-Event-ID (or ?after=) resumes after it.
+// stream sequence; Last-Event-ID (or ?after=) resumes after it, even 0.
+//
+// A stream that does not resume starts with an id-only field, the position
+// it follows from, so a client that loses the connection before any event
+// resumes without a gap. After the stored events a resumed stream (or
+// ?from=start) replays, a ": live" comment says the rest is live.
 func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("id")
 	if !validSessionPath(w, sid) {
 		return
 	}
-	after, err := resumePoint(r)
+	after, resume, err := resumePoint(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
@@ -43,14 +48,18 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 
 	last := after
-	if after > 0 || r.URL.Query().Get("from") == "start" {
+	if resume || r.URL.Query().Get("from") == "start" {
 		last, err = g.backfill(r.Context(), w, subject, after)
 		if err != nil {
 			writeSSEComment(w, "backfill failed: "+err.Error())
 			return
 		}
-		flusher.Flush()
+	} else {
+		last = sub.From
+		fmt.Fprintf(w, "id: %d\n\n", last)
 	}
+	writeSSEComment(w, "live")
+	flusher.Flush()
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
 	for {
@@ -98,20 +107,22 @@ func (g *Gateway) backfill(ctx context.Context, w http.ResponseWriter, subject s
 	}
 }
 
-func resumePoint(r *http.Request) (uint64, error) {
+// resumePoint returns the sequence to resume after, and whether the client
+// asked to resume at all.
+func resumePoint(r *http.Request) (uint64, bool, error) {
 	v := r.Header.Get("Last-Event-ID")
 	field := "Last-Event-ID"
 	if q := r.URL.Query().Get("after"); q != "" {
 		v, field = q, "after"
 	}
 	if v == "" {
-		return 0, nil
+		return 0, false, nil
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: must be an event id (a stream sequence), got %q", field, v)
+		return 0, false, fmt.Errorf("%s: must be an event id (a stream sequence), got %q", field, v)
 	}
-	return n, nil
+	return n, true, nil
 }
 
 func writeSSEEvent(w http.ResponseWriter, seq uint64, data []byte) {

@@ -6,7 +6,8 @@
 // # Ordering
 //
 // A subscriber sees the messages of its subject in stream order, each with
-// its stream sequence, from the moment it subscribed.
+// its stream sequence, from the moment it subscribed: every message of its
+// subject whose sequence is above [Sub.From] and none at or below it.
 //
 // # Back-pressure
 //
@@ -45,7 +46,11 @@ type Msg struct {
 
 // Sub is one subscription. Read C until it is closed, then Err says why.
 type Sub struct {
-	C       <-chan Msg
+	C <-chan Msg
+	// From is the last stream sequence dispatched before the subscription:
+	// the subscriber receives the messages of its subject after it. A client
+	// that resumes from From after losing C misses nothing.
+	From    uint64
 	c       chan Msg
 	subject string
 	f       *Fanout
@@ -75,6 +80,7 @@ type Fanout struct {
 		sync.Mutex
 		subs    map[string]map[*Sub]struct{}
 		stopped bool
+		pos     uint64 // last sequence dispatched (or a lower bound before the first)
 	}
 }
 
@@ -104,6 +110,7 @@ func (f *Fanout) Subscribe(subject string) *Sub {
 		close(c)
 		return s
 	}
+	s.From = f.mu.pos
 	m := f.mu.subs[subject]
 	if m == nil {
 		m = make(map[*Sub]struct{})
@@ -135,6 +142,15 @@ func (f *Fanout) removeLocked(s *Sub, why error) {
 // Run consumes new messages of the stream until ctx is cancelled.
 func (f *Fanout) Run(ctx context.Context) error {
 	defer f.stop()
+	// Before the first message, the stream's last sequence now is a lower
+	// bound of where the consumer starts (it delivers only newer messages).
+	if st, err := f.js.Stream(ctx, f.stream); err == nil {
+		if info, err := st.Info(ctx); err == nil {
+			f.mu.Lock()
+			f.mu.pos = max(f.mu.pos, info.State.LastSeq)
+			f.mu.Unlock()
+		}
+	}
 	cons, err := f.js.OrderedConsumer(ctx, f.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{f.filter},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
@@ -163,6 +179,7 @@ func (f *Fanout) Run(ctx context.Context) error {
 func (f *Fanout) dispatch(m Msg) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.mu.pos = max(f.mu.pos, m.Seq)
 	for s := range f.mu.subs[m.Subject] {
 		select {
 		case s.c <- m:

@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
+// Command states of GET /v1/sessions/{id}/commands/{commandId}, decided
+// from the session log alone.
+const (
+	// statePending: no entry names the command yet (stored and not yet
+	// applied, queued behind a running agent, or never sent).
+	statePending = "pending"
+	// stateRejected: a command_rejected entry names it.
+	stateRejected = "rejected"
+	// stateApplied: an entry other than a user message names it (set_model,
+	// label...): it started no run.
+	stateApplied = "applied"
+	// stateRunning: its user message is in the log and the run it is part
+	// of has not settled.
+	stateRunning = "running"
+	// stateSettled: after its user message the log shows the run ended: an
+	// assistant message that asks for no tool, or a turn_interrupted entry.
+	stateSettled = "settled"
+)
+
+// commandStatus is the answer of GET /v1/sessions/{id}/commands/{commandId}.
+type commandStatus struct {
+	CommandID string `json:"commandId"`
+	State     string `json:"state"`
+	// EntryID is the first entry naming the command.
+	EntryID string `json:"entryId,omitempty"`
+	// Reason and Code explain a rejection.
+	Reason string `json:"reason,omitempty"`
+	Code   string `json:"code,omitempty"`
+	// LastEntryID is the log's last entry considered.
+	LastEntryID string `json:"lastEntryId,omitempty"`
+	// Message is the assistant message that ended a settled run (absent when
+	// a turn_interrupted entry ended it).
+	Message *events.Message `json:"message,omitempty"`
+	// Interrupted: a turn_interrupted entry ended the run (a crash cut it).
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// getCommandStatus answers whether the run a command started (or joined)
+// has settled, from the log: the authoritative record, for clients whose
+// live event stream lost the agent_end event.
+func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
+	cid := r.PathValue("commandId")
+	// Command ids follow the same rule as entry ids (1–64 of A-Z a-z 0-9 _ -).
+	if err := events.ValidateEntryID(cid); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, "command id in path: "+err.Error())
+		return
+	}
+	s, ok := g.loadSession(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, runState(s.Entries(), cid))
+}
+
+// runState reads entries (the log in order) for the command cid.
+//
+// An assistant message that stopped with an error may be followed by an
+// automatic retry: the log alone cannot tell, so it reads as settled. A
+// follow-up message is appended right after the message it follows, so the
+// window in which a run that goes on reads as settled is that short.
+func runState(entries []events.Entry, cid string) commandStatus {
+	st := commandStatus{CommandID: cid, State: statePending}
+	at := -1
+	for i := len(entries) - 1; i >= 0; i-- {
+		if names(&entries[i], cid) {
+			at = i
+		}
+	}
+	if len(entries) > 0 {
+		st.LastEntryID = entries[len(entries)-1].ID
+	}
+	if at < 0 {
+		return st
+	}
+	first := &entries[at]
+	st.EntryID = first.ID
+	switch {
+	case first.Type == events.EntryCommandRejected:
+		st.State, st.Reason, st.Code = stateRejected, first.Reason, first.Code
+		return st
+	case first.Type != events.EntryMessage || first.Message == nil || first.Message.Role != events.RoleUser:
+		st.State = stateApplied
+		return st
+	}
+	st.State = stateRunning
+	for i := at + 1; i < len(entries); i++ {
+		e := &entries[i]
+		switch {
+		case e.Type == events.EntryTurnInterrupted:
+			st.State, st.Message, st.Interrupted = stateSettled, nil, true
+		case e.Type != events.EntryMessage || e.Message == nil:
+		case e.Message.Role == events.RoleAssistant && e.Message.StopReason != events.StopToolUse:
+			st.State, st.Message, st.Interrupted = stateSettled, e.Message, false
+		case e.Message.Role == events.RoleAssistant, e.Message.Role == events.RoleUser, e.Message.Role == events.RoleToolResult:
+			st.State, st.Message, st.Interrupted = stateRunning, nil, false
+		}
+	}
+	return st
+}
+
+// names reports whether e is an entry naming the command cid.
+func names(e *events.Entry, cid string) bool {
+	return e.CommandID == cid || (e.Message != nil && e.Message.CommandID == cid)
+}
