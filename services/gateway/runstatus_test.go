@@ -85,9 +85,9 @@ func TestCommandStatusFollowsTheLog(t *testing.T) {
 	expect("m1", "applied")
 
 	for path, want := range map[string]string{
-		"/v1/sessions/nope/commands/p1":    `no session "nope"`,
+		"/v1/sessions/nope/commands/p1":     `no session "nope"`,
 		"/v1/sessions/r1/commands/bad%20id": "command id in path",
-		"/v1/sessions/b%2Fd/commands/p1":   "session id in path",
+		"/v1/sessions/b%2Fd/commands/p1":    "session id in path",
 	} {
 		code, out := f.do(t, "GET", path, "")
 		if code/100 != 4 || !strings.Contains(errMsg(out), want) {
