@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -19,6 +20,10 @@ type client struct {
 	base   string
 	http   *http.Client
 	remote bool // a gateway the user named, not one this process started
+	// quiet makes the timer after which `prompt` asks the log whether the
+	// run settled; nil means a wall-clock timer of followQuiet. Tests
+	// supply one they fire by hand.
+	quiet func() quietTimer
 }
 
 func newClient(server string) (*client, error) {
@@ -81,10 +86,15 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 
 // sessionEvents opens the live event stream of sid. The stream is
 // subscribed when it returns, so events of commands sent afterwards are seen.
-func (c *client) sessionEvents(ctx context.Context, sid string) (*eventStream, error) {
+// With resume it continues after the event id after (Last-Event-ID),
+// replaying what the stream stored since.
+func (c *client) sessionEvents(ctx context.Context, sid string, resume bool, after uint64) (*eventStream, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/v1/sessions/"+url.PathEscape(sid)+"/events", nil)
 	if err != nil {
 		return nil, err
+	}
+	if resume {
+		req.Header.Set("Last-Event-ID", strconv.FormatUint(after, 10))
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -104,24 +114,50 @@ type eventStream struct {
 	sc   *bufio.Scanner
 }
 
-// next returns the next event, or io.EOF when the stream ends.
-func (s *eventStream) next() (events.Event, error) {
+// sseItem is one dispatched field block of an event stream.
+type sseItem struct {
+	ID    uint64        // the block's id, if HasID
+	HasID bool          //
+	Event *events.Event // nil for an id-only block (the stream's position)
+	Live  bool          // the ": live" comment: what follows is live
+}
+
+// next returns the next event, id-only block or live mark, or io.EOF when
+// the stream ends.
+func (s *eventStream) next() (sseItem, error) {
+	var it sseItem
+	var data string
 	for s.sc.Scan() {
 		line := s.sc.Text()
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
+		switch {
+		case line == "":
+			if data != "" {
+				ev, err := events.DecodeEvent([]byte(data))
+				if err != nil {
+					return sseItem{}, fmt.Errorf("invalid event from the gateway: %w", err)
+				}
+				it.Event = &ev
+				return it, nil
+			}
+			if it.HasID {
+				return it, nil
+			}
+		case line == ": live":
+			return sseItem{Live: true}, nil
+		case strings.HasPrefix(line, "id: "):
+			n, err := strconv.ParseUint(line[len("id: "):], 10, 64)
+			if err != nil {
+				return sseItem{}, fmt.Errorf("invalid event id from the gateway: %q", line)
+			}
+			it.ID, it.HasID = n, true
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
 		}
-		ev, err := events.DecodeEvent([]byte(data))
-		if err != nil {
-			return events.Event{}, fmt.Errorf("invalid event from the gateway: %w", err)
-		}
-		return ev, nil
 	}
 	if err := s.sc.Err(); err != nil {
-		return events.Event{}, err
+		return sseItem{}, err
 	}
-	return events.Event{}, io.EOF
+	return sseItem{}, io.EOF
 }
 
 func (s *eventStream) close() { s.body.Close() }

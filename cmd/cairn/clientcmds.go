@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/spf13/cobra"
@@ -94,61 +92,6 @@ func newPromptCmd(e *env) *cobra.Command {
 	return c
 }
 
-// promptAndFollow sends a prompt and prints the agent's output until it
-// settles: text as it streams, thinking dimmed, each tool call and its
-// outcome, and a spinner while nothing arrives (on a terminal).
-func promptAndFollow(ctx context.Context, cl *client, w io.Writer, sid, text, whenBusy string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := cl.sessionEvents(ctx, sid)
-	if err != nil {
-		return err
-	}
-	defer stream.close()
-	id := events.NewID()
-	body := map[string]any{"id": id, "type": "prompt", "text": text, "whenBusy": whenBusy}
-	if err := cl.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sid)+"/commands", body, nil); err != nil {
-		return err
-	}
-	type next struct {
-		ev  events.Event
-		err error
-	}
-	evs := make(chan next)
-	go func() {
-		for {
-			ev, err := stream.next()
-			select {
-			case evs <- next{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	r := &renderer{w: w, spin: isTerminal(w)}
-	tick := time.NewTicker(120 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			r.spinner()
-		case n := <-evs:
-			if n.err != nil {
-				return fmt.Errorf("lost the event stream: %w", n.err)
-			}
-			if done, err := r.event(n.ev, id); done || err != nil {
-				r.clearSpinner()
-				return err
-			}
-		}
-	}
-}
-
 // renderer prints one run's events.
 type renderer struct {
 	w        io.Writer
@@ -157,6 +100,11 @@ type renderer struct {
 	midLine  bool
 	thinking bool
 	spun     int
+
+	// What was shown of the assistant message being streamed (or the last
+	// one), so that a run settled from the log prints only what is missing.
+	text  strings.Builder
+	ended bool // its message_end was shown
 }
 
 const (
@@ -224,11 +172,22 @@ func (r *renderer) event(ev events.Event, commandID string) (done bool, err erro
 			if r.thinking {
 				r.endLine()
 			}
+			if r.ended {
+				r.text.Reset()
+				r.ended = false
+			}
 			r.print(ev.Delta.Delta)
+			r.text.WriteString(ev.Delta.Delta)
 			r.midLine = true
+		}
+	case events.EvMessageStart:
+		if ev.Message != nil && ev.Message.Role == events.RoleAssistant {
+			r.text.Reset()
+			r.ended = false
 		}
 	case events.EvMessageEnd:
 		if r.started && ev.Message != nil && ev.Message.Role == events.RoleAssistant {
+			r.ended = true
 			r.endLine()
 			if ev.Message.StopReason == events.StopError {
 				r.print(fmt.Sprintf("[error: %s]\n", ev.Message.ErrorMessage))
@@ -238,6 +197,8 @@ func (r *renderer) event(ev events.Event, commandID string) (done bool, err erro
 			}
 		}
 	case events.EvToolExecutionStart:
+		r.text.Reset()
+		r.ended = false
 		if r.started {
 			r.endLine()
 			r.print(fmt.Sprintf("→ %s %s\n", ev.ToolName, ev.Args))
@@ -257,6 +218,41 @@ func (r *renderer) event(ev events.Event, commandID string) (done bool, err erro
 		}
 	}
 	return false, nil
+}
+
+// settle ends a run the log says has settled, when its agent_end did not
+// arrive: it prints what of final (the message that ended the run, nil if a
+// crash interrupted it) the events did not show.
+func (r *renderer) settle(final *events.Message, interrupted bool) {
+	r.clearSpinner()
+	if final != nil && final.Role == events.RoleAssistant {
+		text := final.Content.Text()
+		shown := r.text.String()
+		switch {
+		case r.ended && shown == text:
+		case !r.ended && strings.HasPrefix(text, shown):
+			r.print(text[len(shown):])
+			r.midLine = r.midLine || len(text) > len(shown)
+		default:
+			r.endLine()
+			r.print(text)
+			r.midLine = text != ""
+		}
+		r.endLine()
+		if !r.ended {
+			switch final.StopReason {
+			case events.StopError:
+				r.print(fmt.Sprintf("[error: %s]\n", final.ErrorMessage))
+			case events.StopAborted:
+				r.print("[aborted]\n")
+			}
+		}
+		r.ended = true
+	}
+	r.endLine()
+	if interrupted {
+		r.print("[interrupted: the run was cut short and closed by recovery]\n")
+	}
 }
 
 // isTerminal reports whether w is a character device (a terminal).
