@@ -13,13 +13,13 @@ import (
 
 // project applies one decoded entry of session sid. The rules are those of
 // docs/read-models.md; keep the two in step.
-func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte) error {
+// ms is the entry's timestamp in Unix ms.
+func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, ms int64) error {
 	st, err := w.summary(sid)
 	if err != nil {
 		return err
 	}
 	s := st.s
-	ms := parseMs(e.Timestamp)
 	if s.Entries == 0 {
 		s.FirstSeq = seq
 		s.Created = e.Timestamp
@@ -42,17 +42,11 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte) e
 		return nil
 	}
 
-	// Every other entry is a node of the tree.
-	ek := entryIDKey(sid, e.ID)
-	w.eids[ek] = seq
-	if err := w.b.Set([]byte(ek), []byte(hex16(seq)), nil); err != nil {
+	// Every other entry is a node of the tree; the tree itself is read from
+	// e/ when asked for (tree.go), so that the entry is stored once.
+	if err := w.b.Set([]byte(entryIDKey(sid, e.ID)), []byte(hex16(seq)), nil); err != nil {
 		return err
 	}
-	n := &Node{Seq: seq, ID: e.ID, ParentID: e.ParentID, Type: e.Type, Timestamp: e.Timestamp}
-	if e.Message != nil {
-		n.Role = e.Message.Role
-	}
-	w.nodes[nodeKey(sid, seq)] = n
 
 	if e.Type == events.EntryLeaf {
 		s.Leaf = cloneStr(e.TargetID)
@@ -67,16 +61,6 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte) e
 		s.ThinkingLevel = e.ThinkingLevel
 	case events.EntrySessionInfo:
 		s.Name = e.Name
-	case events.EntryLabel:
-		if e.TargetID != nil {
-			t, err := w.node(sid, *e.TargetID)
-			if err != nil {
-				return err
-			}
-			if t != nil {
-				t.Label = e.Label
-			}
-		}
 	case events.EntryTurnInterrupted:
 		s.Status = StatusIdle
 		return w.interrupt(s, e.Timestamp, ms)

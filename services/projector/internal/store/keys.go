@@ -14,7 +14,6 @@ const (
 	pActivity     = "sa/"      // sa/<inverted ms:16 hex>/<sid>
 	pEntry        = "e/"       // e/<sid>/<seq:16 hex>
 	pEntryID      = "ei/"      // ei/<sid>/<entry id>
-	pNode         = "n/"       // n/<sid>/<seq:16 hex>
 	pCall         = "tc/"      // tc/<sid>/<call id>
 	pByTool       = "tx/tool/" // tx/tool/<tool>\x00<ms:16 hex>/<sid>/<call id>
 	pBySession    = "tx/sess/" // tx/sess/<sid>/<ms:16 hex>/<call id>
@@ -23,7 +22,7 @@ const (
 	pBad          = "bad/"     // bad/<seq:16 hex>
 	keyApplied    = pMeta + "applied"
 	keyLayout     = pMeta + "layout"
-	layoutVersion = "1"
+	layoutVersion = "2" // 2: no n/ keys; the tree is read from e/
 )
 
 func hex16(v uint64) string {
@@ -62,7 +61,6 @@ func activityKey(ms int64, sid string) string {
 
 func entryKey(sid string, seq uint64) string { return pEntry + sid + "/" + hex16(seq) }
 func entryIDKey(sid, id string) string       { return pEntryID + sid + "/" + id }
-func nodeKey(sid string, seq uint64) string  { return pNode + sid + "/" + hex16(seq) }
 func callKey(sid, callID string) string      { return pCall + sid + "/" + callID }
 func usageKey(day, model string) string      { return pUsage + day + "/" + model }
 func badKey(seq uint64) string               { return pBad + hex16(seq) }

@@ -58,7 +58,8 @@ type Summary struct {
 	activityMs int64 // last activity in Unix ms, the index key's time
 }
 
-// Node is one entry of a session tree (key n/<sid>/<seq>).
+// Node is one entry of a session tree. It is not stored: Tree derives it
+// from the entry under e/<sid>/<seq>.
 type Node struct {
 	Seq       uint64  `json:"seq"`
 	ID        string  `json:"id"`

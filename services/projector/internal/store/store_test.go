@@ -2,6 +2,7 @@ package store
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/cairn-agents/cairn/services/projector/internal/synth"
@@ -157,5 +158,48 @@ func TestCrashNeverAppliesTwiceOrSkips(t *testing.T) {
 		}
 		crashed.Close()
 		t.Logf("trial %d: batch %d, crash at %d, survived through %d", trial, batch, crashAt, got.Applied)
+	}
+}
+
+// A summary and the usage rows are written once per batch, however many
+// entries of the session the batch holds: one batch of a whole session's
+// log gives the same summary, usage and database as applying it entry by
+// entry.
+func TestOneSessionInOneBatchEqualsOneByOne(t *testing.T) {
+	log := synth.Log(5, 1, 800)
+	oneByOne := openMem(t, vfs.NewMem())
+	defer oneByOne.Close()
+	applyAll(t, oneByOne, log, 1)
+	oneBatch := openMem(t, vfs.NewMem())
+	defer oneBatch.Close()
+	applyAll(t, oneBatch, log, len(log))
+
+	want, err := oneByOne.Session("s0000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := oneBatch.Session("s0000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("summary from one batch:\n%+v\nentry by entry:\n%+v", got, want)
+	}
+	if want.Entries != int64(len(log)) || want.ToolCalls == 0 || want.Tokens.Total == 0 {
+		t.Fatalf("the log should exercise the summary: %+v", want)
+	}
+	wantRows, wantTotal, _, err := oneByOne.Usage(UsageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRows, gotTotal, _, err := oneBatch.Usage(UsageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotRows, wantRows) || gotTotal != wantTotal {
+		t.Fatalf("usage from one batch %+v (total %+v), entry by entry %+v (total %+v)", gotRows, gotTotal, wantRows, wantTotal)
+	}
+	if g, w := digest(t, oneBatch), digest(t, oneByOne); g != w {
+		t.Fatalf("dump from one batch %+v, entry by entry %+v", g, w)
 	}
 }

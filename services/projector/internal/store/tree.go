@@ -1,5 +1,12 @@
 package store
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+)
+
 // TreeNode is a node of a session tree with its children, in log order.
 type TreeNode struct {
 	Node
@@ -14,7 +21,11 @@ type Tree struct {
 	Nodes   []TreeNode `json:"nodes"`
 }
 
-// Tree returns the tree of session sid.
+// Tree returns the tree of session sid. It reads the session's entries
+// (e/<sid>/) and decodes each: the tree is not stored apart from them, so
+// that applying an entry writes it once. Every entry but the session header
+// is a node; a label entry sets the label of its target if the target came
+// earlier (the latest entry with that id), a later label replacing it.
 func (d *DB) Tree(sid string) (Tree, error) {
 	r := d.read()
 	defer r.close()
@@ -23,7 +34,7 @@ func (d *DB) Tree(sid string) (Tree, error) {
 		return Tree{}, err
 	}
 	t := Tree{Session: sid, Leaf: s.Leaf, Nodes: []TreeNode{}}
-	p := pNode + sid + "/"
+	p := pEntry + sid + "/"
 	it, err := r.iter([]byte(p), prefixEnd(p))
 	if err != nil {
 		return Tree{}, err
@@ -31,13 +42,28 @@ func (d *DB) Tree(sid string) (Tree, error) {
 	defer it.Close()
 	index := map[string]int{}
 	for ok := it.First(); ok; ok = it.Next() {
-		var n TreeNode
-		if err := unmarshal(it.Key(), it.Value(), &n.Node); err != nil {
-			return Tree{}, err
+		seq, ok := parseHex16(strings.TrimPrefix(string(it.Key()), p))
+		if !ok {
+			return Tree{}, fmt.Errorf("store: malformed entry key %q", it.Key())
 		}
-		n.Children = []string{}
+		e, err := events.DecodeEntry(it.Value())
+		if err != nil {
+			return Tree{}, fmt.Errorf("store: decode %q: %w", it.Key(), err)
+		}
+		if e.Type == events.EntrySession {
+			continue
+		}
+		n := TreeNode{Node: Node{Seq: seq, ID: e.ID, ParentID: e.ParentID, Type: e.Type, Timestamp: e.Timestamp}, Children: []string{}}
+		if e.Message != nil {
+			n.Role = e.Message.Role
+		}
 		index[n.ID] = len(t.Nodes)
 		t.Nodes = append(t.Nodes, n)
+		if e.Type == events.EntryLabel && e.TargetID != nil {
+			if i, ok := index[*e.TargetID]; ok {
+				t.Nodes[i].Label = e.Label
+			}
+		}
 	}
 	if err := it.Error(); err != nil {
 		return Tree{}, err

@@ -24,9 +24,10 @@ type Writer struct {
 	cache map[string]*sumState  // committed summaries, to skip decoding them again
 	open  map[string]*callState // committed calls still pending, by call key
 	calls map[string]*callState
-	nodes map[string]*Node
-	usage map[string]*Usage
-	eids  map[string]uint64 // ei key -> seq, written in this batch
+	usage map[string]*Usage // usage rows changed in this batch
+	uread map[string]*Usage // committed usage rows, to skip reading them again
+
+	record func(repr []byte) // see SetRecorder
 }
 
 type sumState struct {
@@ -47,7 +48,7 @@ func (d *DB) NewWriter() (*Writer, error) {
 	}
 	w := &Writer{d: d, applied: applied, last: applied,
 		sums: map[string]*sumState{}, cache: map[string]*sumState{}, open: map[string]*callState{}, calls: map[string]*callState{},
-		nodes: map[string]*Node{}, usage: map[string]*Usage{}, eids: map[string]uint64{}}
+		usage: map[string]*Usage{}, uread: map[string]*Usage{}}
 	w.b = d.db.NewBatch()
 	return w, nil
 }
@@ -77,9 +78,13 @@ func (w *Writer) reset() {
 		}
 	}
 	clear(w.calls)
-	clear(w.nodes)
+	if len(w.uread)+len(w.usage) > maxCached {
+		clear(w.uread)
+	}
+	for k, u := range w.usage {
+		w.uread[k] = u
+	}
 	clear(w.usage)
-	clear(w.eids)
 }
 
 // Applied is the sequence of the last entry committed.
@@ -119,10 +124,11 @@ func (w *Writer) ApplyDecoded(seq uint64, subject string, data []byte, e *events
 	if decodeErr != nil {
 		return true, w.bad(seq, subject, "entry does not decode: "+decodeErr.Error())
 	}
-	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+	t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
 		return true, w.bad(seq, subject, "timestamp: "+err.Error())
 	}
-	return true, w.project(seq, sid, e, data)
+	return true, w.project(seq, sid, e, data, t.UnixMilli())
 }
 
 // Bad is the number of entries this writer recorded as unreadable.
@@ -176,11 +182,6 @@ func (w *Writer) Commit() error {
 			}
 		}
 	}
-	for k, n := range w.nodes {
-		if err := w.setJSON(k, n); err != nil {
-			return err
-		}
-	}
 	for k, u := range w.usage {
 		if err := w.setJSON(k, u); err != nil {
 			return err
@@ -191,6 +192,9 @@ func (w *Writer) Commit() error {
 	if err := w.b.Set([]byte(keyApplied), seq[:], nil); err != nil {
 		return err
 	}
+	if w.record != nil {
+		w.record(w.b.Repr())
+	}
 	if err := w.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("store: commit through sequence %d: %w", w.last, err)
 	}
@@ -199,6 +203,11 @@ func (w *Writer) Commit() error {
 	w.reset()
 	return nil
 }
+
+// SetRecorder makes Commit call fn with each batch's Pebble representation
+// (pebble.Batch.Repr) just before committing it; fn must not keep repr. It
+// is for benchmarks that replay exactly the projector's writes.
+func (w *Writer) SetRecorder(fn func(repr []byte)) { w.record = fn }
 
 // Close discards an uncommitted batch.
 func (w *Writer) Close() error { return w.b.Close() }
@@ -273,37 +282,14 @@ func (w *Writer) addCall(c *ToolCall) {
 	w.calls[callKey(c.Session, c.ID)] = &callState{c: c, new: true}
 }
 
-// node returns the tree node of entry id in session sid, or nil.
-func (w *Writer) node(sid, id string) (*Node, error) {
-	ek := entryIDKey(sid, id)
-	seq, ok := w.eids[ek]
-	if !ok {
-		v, err := w.d.get([]byte(ek))
-		if err != nil || v == nil {
-			return nil, err
-		}
-		s, ok := parseHex16(string(v))
-		if !ok {
-			return nil, fmt.Errorf("store: %q holds %q, not a sequence", ek, v)
-		}
-		seq = s
-	}
-	nk := nodeKey(sid, seq)
-	if n, ok := w.nodes[nk]; ok {
-		return n, nil
-	}
-	n := new(Node)
-	found, err := w.getJSON(nk, n)
-	if err != nil || !found {
-		return nil, err
-	}
-	w.nodes[nk] = n
-	return n, nil
-}
-
 func (w *Writer) usageOf(day, model string) (*Usage, error) {
 	k := usageKey(day, model)
 	if u, ok := w.usage[k]; ok {
+		return u, nil
+	}
+	if u, ok := w.uread[k]; ok {
+		delete(w.uread, k)
+		w.usage[k] = u
 		return u, nil
 	}
 	u := new(Usage)
