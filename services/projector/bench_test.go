@@ -1,9 +1,14 @@
 package projector
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,6 +19,7 @@ import (
 	"github.com/cairn-agents/cairn/services/projector/internal/store"
 	"github.com/cairn-agents/cairn/services/projector/internal/synth"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -29,9 +35,17 @@ func benchEntries() int {
 // BenchmarkRebuild measures `projector rebuild` end to end (an embedded NATS
 // server with a file store, an ordered consumer, decoding, projection, Pebble
 // on disk) over a log of CAIRN_BENCH_ENTRIES entries from 1,000 sessions, and,
-// in the same run, raw Pebble batch writes of the same entries (one key each,
-// batches of 256, NoSync, the same memtable): the ceiling a projection could
-// reach. Run with -benchtime 1x.
+// in the same run, two baselines of raw Pebble batch writes under the same
+// options (NoSync, the same memtable):
+//
+//   - raw-pebble: one key per entry, the entry's bytes, batches of 256: the
+//     cost of storing the log once;
+//   - raw-pebble-same-writes: exactly the keys, values and deletions the
+//     projector's rebuild wrote, in its batches (recorded by a rebuild outside
+//     the timer): the cost of the projector's writes without reading the
+//     log, decoding or projecting.
+//
+// It prints the projector's rate as a share of each. Run with -benchtime 1x.
 func BenchmarkRebuild(b *testing.B) {
 	n := benchEntries()
 	_, js := sessionsStream(b)
@@ -45,6 +59,7 @@ func BenchmarkRebuild(b *testing.B) {
 		publish(b, js, msgs)
 	}
 
+	var proj, raw, same benchRate
 	b.Run("projector", func(b *testing.B) {
 		cpu := cpuTime()
 		for range b.N {
@@ -56,17 +71,14 @@ func BenchmarkRebuild(b *testing.B) {
 				b.Fatalf("applied %d of %d", res.Applied, n)
 			}
 		}
-		reportCPU(b, n, cpu)
+		proj = reportCPU(b, n, cpu)
 	})
 	b.Run("raw-pebble", func(b *testing.B) {
 		g := synth.New(99, 1000) // the same entries, generated outside the timer in chunks
 		chunk := make([]synth.Msg, 0, 10000)
 		var cpu time.Duration // only the writes, not the generation
 		for range b.N {
-			db, err := pebble.Open(b.TempDir(), &pebble.Options{MemTableSize: store.DefaultMemTableSize, MemTableStopWritesThreshold: 4, Logger: quiet{}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			db := openRaw(b)
 			batch := db.NewBatch()
 			for i := 0; i < n; {
 				b.StopTimer()
@@ -98,8 +110,168 @@ func BenchmarkRebuild(b *testing.B) {
 			batch.Close()
 			db.Close()
 		}
-		reportCPU(b, n, cpuTime()-cpu)
+		raw = reportCPU(b, n, cpuTime()-cpu)
 	})
+	b.Run("raw-pebble-same-writes", func(b *testing.B) {
+		b.StopTimer()
+		rec := recordRebuild(b, js, n)
+		b.StartTimer()
+		var cpu time.Duration
+		for range b.N {
+			cpu += rec.replay(b)
+		}
+		same = reportCPU(b, n, cpuTime()-cpu)
+		b.ReportMetric(float64(rec.ops)/float64(n), "writes/entry")
+		b.ReportMetric(float64(rec.bytes)/float64(n), "bytes/entry")
+	})
+	if proj.perSec > 0 && raw.perSec > 0 && same.perSec > 0 {
+		fmt.Printf("rebuild vs raw-pebble:             %5.1f%% of entries/s, %5.1f%% of cpu-µs/entry\n",
+			100*proj.perSec/raw.perSec, 100*raw.cpuPer/proj.cpuPer)
+		fmt.Printf("rebuild vs raw-pebble-same-writes: %5.1f%% of entries/s, %5.1f%% of cpu-µs/entry\n",
+			100*proj.perSec/same.perSec, 100*same.cpuPer/proj.cpuPer)
+	}
+}
+
+// benchRate is what reportCPU reported.
+type benchRate struct{ perSec, cpuPer float64 }
+
+func openRaw(b *testing.B) *pebble.DB {
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{MemTableSize: store.DefaultMemTableSize, MemTableStopWritesThreshold: 4, Logger: quiet{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// recording is the projector's batches of one rebuild, in a file: each a
+// uvarint length then the batch's Pebble representation.
+type recording struct {
+	path       string
+	ops, bytes int64 // writes (sets and deletes) and key+value bytes
+}
+
+// recordRebuild runs a rebuild of the stream's n entries and records its
+// batches.
+func recordRebuild(b *testing.B, js jetstream.JetStream, n int) *recording {
+	rec := &recording{path: filepath.Join(b.TempDir(), "batches")}
+	f, err := os.Create(rec.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	var werr error
+	cfg := Config{JetStream: js, Dir: b.TempDir()}
+	cfg.recordBatch = func(repr []byte) {
+		bw.Write(binary.AppendUvarint(nil, uint64(len(repr))))
+		if _, err := bw.Write(repr); err != nil && werr == nil {
+			werr = err // a bufio.Writer's error sticks: this one covers both writes
+		}
+		r := batchrepr.Read(repr)
+		for {
+			_, k, v, ok, err := r.Next()
+			if err != nil && werr == nil {
+				werr = err
+			}
+			if !ok {
+				break
+			}
+			rec.ops++
+			rec.bytes += int64(len(k) + len(v))
+		}
+	}
+	res, err := Rebuild(context.Background(), cfg, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Applied != uint64(n) {
+		b.Fatalf("recording rebuild applied %d of %d", res.Applied, n)
+	}
+	if err := errors.Join(werr, bw.Flush(), f.Close()); err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
+// replay writes the recorded batches to a fresh database, one Pebble batch
+// per recorded batch, op by op. The file is read and parsed in chunks
+// outside the timer; it returns the CPU time spent writing.
+func (rec *recording) replay(b *testing.B) (writing time.Duration) {
+	b.StopTimer()
+	f, err := os.Open(rec.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	db := openRaw(b)
+	defer db.Close()
+	type op struct {
+		del  bool
+		k, v []byte
+	}
+	var batches [][]op
+	for eof := false; !eof; {
+		batches = batches[:0]
+		for size := 0; size < 64<<20; {
+			l, err := binary.ReadUvarint(br)
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			repr := make([]byte, l)
+			if _, err := io.ReadFull(br, repr); err != nil {
+				b.Fatal(err)
+			}
+			size += len(repr)
+			var ops []op
+			r := batchrepr.Read(repr)
+			for {
+				kind, k, v, ok, err := r.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				switch kind {
+				case pebble.InternalKeyKindSet:
+					ops = append(ops, op{k: k, v: v})
+				case pebble.InternalKeyKindDelete:
+					ops = append(ops, op{del: true, k: k})
+				default:
+					b.Fatalf("recorded batch holds an operation of kind %v", kind)
+				}
+			}
+			batches = append(batches, ops)
+		}
+		b.StartTimer()
+		start := cpuTime()
+		for _, ops := range batches {
+			batch := db.NewBatch()
+			for _, o := range ops {
+				var err error
+				if o.del {
+					err = batch.Delete(o.k, nil)
+				} else {
+					err = batch.Set(o.k, o.v, nil)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := batch.Commit(pebble.NoSync); err != nil {
+				b.Fatal(err)
+			}
+			batch.Close()
+		}
+		writing += cpuTime() - start
+		b.StopTimer()
+	}
+	b.StartTimer()
+	return writing
 }
 
 type quiet struct{}
@@ -198,8 +370,13 @@ func cpuTime() time.Duration {
 }
 
 // reportCPU reports entries/s by wall clock and CPU µs per entry for n
-// entries per iteration since start.
-func reportCPU(b *testing.B, n int, start time.Duration) {
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-	b.ReportMetric(float64(cpuTime()-start)/1e3/float64(n*b.N), "cpu-µs/entry")
+// entries per iteration since start, and returns them.
+func reportCPU(b *testing.B, n int, start time.Duration) benchRate {
+	r := benchRate{
+		perSec: float64(n*b.N) / b.Elapsed().Seconds(),
+		cpuPer: float64(cpuTime()-start) / 1e3 / float64(n*b.N),
+	}
+	b.ReportMetric(r.perSec, "entries/s")
+	b.ReportMetric(r.cpuPer, "cpu-µs/entry")
+	return r
 }

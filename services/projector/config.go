@@ -26,7 +26,9 @@ type Config struct {
 	Prefix string
 	// Durable is the consumer's durable name. Default "<prefix>-projector".
 	Durable string
-	// BatchSize is the most entries applied in one Pebble batch. Default 256.
+	// BatchSize is the most entries applied in one Pebble batch. Default
+	// 256 for the live projector (a batch is what has arrived, so lag stays
+	// low), DefaultRebuildBatchSize for Rebuild (which fills every batch).
 	BatchSize int
 	// MemTableSize is Pebble's memtable size. Default 64 MiB.
 	MemTableSize uint64
@@ -35,12 +37,17 @@ type Config struct {
 	// Registry receives the projector's metrics. Default: a registry of its
 	// own, served by OpsHandler.
 	Registry *prometheus.Registry
+
+	// recordBatch, if set, receives every Pebble batch Rebuild commits
+	// (store.Writer.SetRecorder): for the benchmark's same-writes baseline.
+	recordBatch func(repr []byte)
 }
 
 // Defaults.
 const (
-	DefaultBatchSize = 256
-	MaxBatchSize     = 10000
+	DefaultBatchSize        = 256
+	DefaultRebuildBatchSize = 4096
+	MaxBatchSize            = 10000
 )
 
 // ErrConfig is matched by every configuration error.

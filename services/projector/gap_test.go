@@ -43,7 +43,9 @@ func TestPumpStopsAtAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	msgs := make(chan delivery, 8)
+	msgs := make(chan *delivery, 8)
+	decoded := make(chan struct{})
+	close(decoded)
 	parent := (*string)(nil)
 	for i, seq := range []uint64{1, 2, 4} {
 		e := events.Entry{V: 1, Type: events.EntryLabel, ID: fmt.Sprintf("e%d", i), ParentID: parent,
@@ -52,7 +54,7 @@ func TestPumpStopsAtAGap(t *testing.T) {
 			e = events.Entry{V: 1, Type: events.EntrySession, ID: "s1", Timestamp: events.FormatTime(time.Unix(1, 0))}
 		}
 		data, _ := e.MarshalJSON()
-		msgs <- delivery{msg: seqMsg{seq: seq, data: data}, entry: e}
+		msgs <- &delivery{msg: seqMsg{seq: seq, data: data}, ready: decoded, entry: e}
 	}
 	p := &pump{w: w, batch: 10, prog: &progress{}, ack: true}
 	err = p.run(context.Background(), msgs)

@@ -85,8 +85,10 @@ func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
 	p.refresh(ctx, stream)
 
 	feedCtx, stopFeed := context.WithCancel(ctx)
-	msgs := make(chan delivery, 2*p.cfg.BatchSize)
-	cc, err := cons.Consume(feed(feedCtx, msgs),
+	msgs := make(chan *delivery, 2*p.cfg.BatchSize)
+	dec := startDecoders(2 * p.cfg.BatchSize)
+	defer dec.stop() // after the consumer has stopped
+	cc, err := cons.Consume(dec.handler(feedCtx, msgs),
 		jetstream.PullMaxMessages(2*p.cfg.BatchSize),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			p.cfg.Logger.Warn("projector: consume", "err", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/projector/internal/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -23,6 +22,9 @@ type pump struct {
 	prog  *progress
 	m     *metrics // nil: no metrics (rebuild, replay)
 	ack   bool     // acknowledge (durable consumer with AckAll)
+	// full makes every batch wait for batch entries (or the end, as stop
+	// says): for rebuild, where throughput matters and lag does not.
+	full bool
 
 	// stop, if set, is asked after each message whether the pump is done;
 	// beyond means the message lies past the end and is not applied.
@@ -35,7 +37,7 @@ type pump struct {
 }
 
 // run applies messages until ctx ends (nil), stop says done (nil) or an error.
-func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
+func (p *pump) run(ctx context.Context, msgs <-chan *delivery) error {
 	var tickC <-chan time.Time
 	if p.tick != nil {
 		t := time.NewTicker(p.tickEvery)
@@ -43,7 +45,7 @@ func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
 		tickC = t.C
 	}
 	for {
-		var first delivery
+		var first *delivery
 		select {
 		case <-ctx.Done():
 			return nil
@@ -52,7 +54,7 @@ func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
 			continue
 		case first = <-msgs:
 		}
-		last, done, err := p.fill(first, msgs)
+		last, done, err := p.fill(ctx, first, msgs)
 		if errors.Is(err, errGap) {
 			// Keep what was applied before the gap.
 			if cerr := p.commit(last); cerr != nil {
@@ -73,7 +75,7 @@ func (p *pump) run(ctx context.Context, msgs <-chan delivery) error {
 }
 
 // fill applies first and then the messages already waiting, up to a batch.
-func (p *pump) fill(first delivery, msgs <-chan delivery) (last jetstream.Msg, done bool, err error) {
+func (p *pump) fill(ctx context.Context, first *delivery, msgs <-chan *delivery) (last jetstream.Msg, done bool, err error) {
 	m := first
 	for n := 0; ; n++ {
 		done, beyond, err := p.apply(m)
@@ -86,6 +88,14 @@ func (p *pump) fill(first delivery, msgs <-chan delivery) (last jetstream.Msg, d
 		if done || n+1 >= p.batch {
 			return last, done, nil
 		}
+		if p.full {
+			select {
+			case m = <-msgs:
+			case <-ctx.Done():
+				return last, false, nil
+			}
+			continue
+		}
 		select {
 		case m = <-msgs:
 		default:
@@ -94,7 +104,8 @@ func (p *pump) fill(first delivery, msgs <-chan delivery) (last jetstream.Msg, d
 	}
 }
 
-func (p *pump) apply(d delivery) (done, beyond bool, err error) {
+func (p *pump) apply(d *delivery) (done, beyond bool, err error) {
+	<-d.ready // decoders (decode.go) close it once decoded
 	msg := d.msg
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -148,25 +159,4 @@ func (p *pump) commit(last jetstream.Msg) error {
 		_ = last.Ack()
 	}
 	return nil
-}
-
-// delivery is a message with its entry decoded.
-type delivery struct {
-	msg   jetstream.Msg
-	entry events.Entry
-	err   error // from events.DecodeEntry
-}
-
-// feed returns a message handler that decodes each message (on the client's
-// delivery goroutine, in parallel with the pump) and forwards it to msgs
-// until ctx ends.
-func feed(ctx context.Context, msgs chan<- delivery) jetstream.MessageHandler {
-	return func(m jetstream.Msg) {
-		d := delivery{msg: m}
-		d.entry, d.err = events.DecodeEntry(m.Data())
-		select {
-		case msgs <- d:
-		case <-ctx.Done():
-		}
-	}
 }

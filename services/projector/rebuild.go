@@ -28,6 +28,9 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, erro
 	if err := cfg.Validate(); err != nil {
 		return RebuildResult{}, err
 	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = DefaultRebuildBatchSize
+	}
 	cfg = cfg.withDefaults()
 	if cfg.FS == nil {
 		if ents, err := os.ReadDir(cfg.Dir); err == nil && len(ents) > 0 {
@@ -47,6 +50,7 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, erro
 		return RebuildResult{}, err
 	}
 	defer w.Close()
+	w.SetRecorder(cfg.recordBatch)
 
 	name := cfg.names().SessionsStream()
 	stream, err := cfg.JetStream.Stream(ctx, name)
@@ -97,13 +101,15 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs := make(chan delivery, 2*batch)
-	cc, err := cons.Consume(feed(ctx, msgs), jetstream.PullMaxMessages(2*batch))
+	msgs := make(chan *delivery, 2*batch)
+	dec := startDecoders(2 * batch)
+	defer dec.stop() // at return, once the consumer has stopped below
+	cc, err := cons.Consume(dec.handler(ctx, msgs), jetstream.PullMaxMessages(2*batch))
 	if err != nil {
 		return fmt.Errorf("projector: consume: %w", err)
 	}
 	var prog progress
-	pu := &pump{w: w, batch: batch, prog: &prog, stop: stop}
+	pu := &pump{w: w, batch: batch, prog: &prog, stop: stop, full: true}
 	err = pu.run(ctx, msgs)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
