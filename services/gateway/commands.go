@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
 	"github.com/nats-io/nats.go"
 )
@@ -115,6 +116,7 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 	msg := &nats.Msg{Subject: g.cfg.Names.CommandSubject(cmd.SessionID), Data: data, Header: nats.Header{}}
 	msg.Header.Set(events.HeaderMsgID, cmd.ID)
 	msg.Header.Set(events.HeaderSchema, fmt.Sprint(events.SchemaVersion))
+	telemetry.Inject(r.Context(), msg.Header) // the orchestrator continues this request's trace
 	ack, err := g.cfg.JetStream.PublishMsg(r.Context(), msg)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the command was not stored: "+err.Error())

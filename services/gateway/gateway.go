@@ -134,12 +134,13 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// instrument counts and times a route.
-func (g *Gateway) instrument(route string, timed bool, h http.HandlerFunc) http.HandlerFunc {
+// instrument traces, counts and times a route.
+func (g *Gateway) instrument(pattern, route string, timed bool, h http.HandlerFunc) http.HandlerFunc {
+	serve := traced(pattern, func(w *statusWriter, r *http.Request) { h(w, r) })
 	return func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
-		h(sw, r)
+		serve(sw, r)
 		if timed {
 			g.metrics.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}
@@ -175,7 +176,7 @@ func (w *statusWriter) Flush() {
 func (g *Gateway) routes() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern, route string, timed bool, h http.HandlerFunc) {
-		mux.HandleFunc(pattern, g.instrument(route, timed, h))
+		mux.HandleFunc(pattern, g.instrument(pattern, route, timed, h))
 		g.patterns = append(g.patterns, pattern)
 	}
 	handle("POST /v1/sessions", "create", true, g.createSession)

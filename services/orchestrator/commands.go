@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Rejection codes recorded in command_rejected entries.
@@ -34,6 +35,9 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		return
 	}
 	cmd := c.Cmd
+	if c.Parent.IsValid() { // the run and the entries it causes continue the sender's trace
+		ctx = trace.ContextWithRemoteSpanContext(ctx, c.Parent)
+	}
 	a.o.metrics.commands.WithLabelValues(cmd.Type).Inc()
 	if cmd.Type == events.CmdCreate {
 		a.create(ctx, cmd)

@@ -28,7 +28,9 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Command is one delivered command. Err is set when the stored message is
@@ -38,6 +40,9 @@ type Command struct {
 	Session string
 	Cmd     events.Command
 	Err     error
+	// Parent is the span that sent the command (the gateway request's),
+	// from its trace context headers; invalid when it carried none.
+	Parent trace.SpanContext
 }
 
 // Config configures an Intake.
@@ -163,6 +168,7 @@ func (in *Intake) Run(ctx context.Context) error {
 		c := Command{Seq: meta.Sequence.Stream}
 		c.Session, _ = events.SessionOf(m.Subject())
 		c.Cmd, c.Err = events.DecodeCommand(m.Data())
+		c.Parent = trace.SpanContextFromContext(telemetry.Extract(context.Background(), m.Headers()))
 		if c.Err == nil && c.Cmd.SessionID != c.Session {
 			c.Err = fmt.Errorf("sessionId %q does not match the subject's session %q", c.Cmd.SessionID, c.Session)
 		}
