@@ -106,13 +106,14 @@ func appendExtra(obj []byte, x Extra) []byte {
 // DecodeCommand decodes and validates a command. An absent "v" means the
 // current schema version.
 func DecodeCommand(data []byte) (Command, error) {
-	r, err := newObjReader(data, "")
+	r, err := readObject(data, "")
 	if err != nil {
 		return Command{}, err
 	}
+	defer r.release()
 	type plain Command
 	var c plain
-	_, entryIDPresent := r.m["entryId"]
+	entryIDPresent := r.has("entryId")
 	if err := r.decodeKnown(&c); err != nil {
 		return Command{}, err
 	}

@@ -77,14 +77,21 @@ func (b Block) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes and validates a block.
-func (b *Block) UnmarshalJSON(data []byte) error { return b.decode(data, "") }
+func (b *Block) UnmarshalJSON(data []byte) error {
+	if err := validObject(data, ""); err != nil {
+		return err
+	}
+	return b.decode(data, "")
+}
 
+// decode decodes data, a span of valid JSON, named path in errors.
 func (b *Block) decode(data []byte, path string) error {
-	r, err := newObjReader(data, path)
+	r, err := readValidObject(data, path)
 	if err != nil {
 		return err
 	}
-	*b = Block{Type: r.str("type", true)}
+	defer r.release()
+	*b = Block{Type: r.name("type", true)}
 	switch b.Type {
 	case BlockText:
 		b.Text = r.str("text", true)
@@ -161,27 +168,39 @@ func (c Content) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts a string or an array of blocks.
-func (c *Content) UnmarshalJSON(data []byte) error { return c.decode(data, "") }
-
-func (c *Content) decode(data []byte, path string) error {
+func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return fieldErr(path, "invalid string: %v", err)
+	if !validJSON(data) {
+		if len(data) > 0 && data[0] == '"' {
+			var s string
+			err := json.Unmarshal(data, &s)
+			return fieldErr("", "invalid string: %v", err)
 		}
-		*c = Content{Blocks: []Block{TextBlock(s)}, String: true}
-		return nil
+		return fieldErr("", "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
+	return c.decode(data, "")
+}
+
+// decode decodes data, a span of valid JSON, named path in errors.
+func (c *Content) decode(data []byte, path string) error {
+	data = trimSpace(data)
+	switch data[0] {
+	case '"':
+		*c = Content{Blocks: []Block{TextBlock(unquote(data))}, String: true}
+		return nil
+	case 'n': // null: no blocks, as encoding/json decodes it into a slice
+		*c = Content{Blocks: []Block{}}
+		return nil
+	case '[':
+	default:
 		return fieldErr(path, "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
-	blocks := make([]Block, len(raws))
-	for i, raw := range raws {
-		if err := blocks[i].decode(raw, path+"["+strconv.Itoa(i)+"]"); err != nil {
-			return err
-		}
+	blocks := make([]Block, countElements(data))
+	err := forElements(data, func(i int, v []byte) error {
+		return blocks[i].decode(v, path+"["+strconv.Itoa(i)+"]")
+	})
+	if err != nil {
+		return err
 	}
 	*c = Content{Blocks: blocks}
 	return nil
@@ -227,13 +246,20 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes usage; counts default to zero.
-func (u *Usage) UnmarshalJSON(data []byte) error { return u.decode(data, "") }
+func (u *Usage) UnmarshalJSON(data []byte) error {
+	if err := validObject(data, ""); err != nil {
+		return err
+	}
+	return u.decode(data, "")
+}
 
+// decode decodes data, a span of valid JSON, named path in errors.
 func (u *Usage) decode(data []byte, path string) error {
-	r, err := newObjReader(data, path)
+	r, err := readValidObject(data, path)
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	*u = Usage{
 		Input:       r.int64("input", false),
 		Output:      r.int64("output", false),
@@ -262,13 +288,20 @@ func (c Cost) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a cost; amounts default to zero.
-func (c *Cost) UnmarshalJSON(data []byte) error { return c.decode(data, "") }
+func (c *Cost) UnmarshalJSON(data []byte) error {
+	if err := validObject(data, ""); err != nil {
+		return err
+	}
+	return c.decode(data, "")
+}
 
+// decode decodes data, a span of valid JSON, named path in errors.
 func (c *Cost) decode(data []byte, path string) error {
-	r, err := newObjReader(data, path)
+	r, err := readValidObject(data, path)
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	*c = Cost{
 		Input:      r.float("input"),
 		Output:     r.float("output"),

@@ -60,7 +60,10 @@ func decoderPairs() []decoderPair {
 		decodePair("toolresult", DecodeToolResult, oldDecodeToolResult, ToolResult.Encode),
 		decodePair("pi",
 			func(b []byte) (piFile, error) { h, e, err := ReadPiFile(bytes.NewReader(b)); return piFile{h, e}, err },
-			func(b []byte) (piFile, error) { h, e, err := oldReadPiFile(bytes.NewReader(b)); return piFile{h, e}, err },
+			func(b []byte) (piFile, error) {
+				h, e, err := oldReadPiFile(bytes.NewReader(b))
+				return piFile{h, e}, err
+			},
 			func(p piFile) ([]byte, error) {
 				var b bytes.Buffer
 				err := WritePiFile(&b, p.header, p.entries)

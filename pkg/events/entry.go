@@ -200,16 +200,17 @@ func DecodeEntry(data []byte) (Entry, error) {
 }
 
 func (e *Entry) decode(data []byte) error {
-	r, err := newObjReader(data, "")
+	r, err := readObject(data, "")
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	*e = Entry{}
 	e.V = int(r.int64("v", false))
 	if r.err == nil && e.V != 0 && e.V != SchemaVersion {
 		r.fail("v", "unsupported schema version %d (this build reads %d)", e.V, SchemaVersion)
 	}
-	e.Type = r.str("type", true)
+	e.Type = r.name("type", true)
 	e.ID = r.str("id", true)
 	if r.err == nil {
 		what := "entry id"

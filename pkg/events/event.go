@@ -117,10 +117,11 @@ func (ev Event) Encode() ([]byte, error) {
 // DecodeEvent decodes and validates an event.
 func DecodeEvent(data []byte) (Event, error) {
 	var ev Event
-	r, err := newObjReader(data, "")
+	r, err := readObject(data, "")
 	if err != nil {
 		return ev, err
 	}
+	defer r.release()
 	// Messages are decoded by Message's strict decoder, with their paths.
 	ev.Message = r.message("message", false)
 	ev.Partial = r.message("partial", false)

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -19,18 +20,75 @@ type Extra map[string]json.RawMessage
 // objReader takes the fields of one JSON object out one by one; what is left
 // at the end is the object's Extra. The first problem is kept in err, named
 // with path.
+//
+// The object is split once into the spans of its members (see jsonscan.go);
+// nested objects are read from their spans without being checked again, so
+// only the entry points (DecodeEntry, UnmarshalJSON, ...) validate, once, with
+// open. A key that appears twice counts once, with its last value, as with
+// encoding/json into a map. Nothing a reader returns aliases the input:
+// strings, raw values and Extra are copies.
 type objReader struct {
-	m    map[string]json.RawMessage
+	data []byte   // the object
+	keys []byte   // keys that had escapes, decoded
+	ms   []member // data's members
 	path string
 	err  error
+	buf  *[]member // where ms came from: handed back by release
 }
 
-func newObjReader(data []byte, path string) (*objReader, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil || m == nil {
-		return nil, &FieldError{Field: path, Problem: "must be a JSON object: " + describeJSONErr(err, data)}
+// memberBufs recycles the member slices of readers: an entry has a reader
+// for every object in it.
+var memberBufs = sync.Pool{New: func() any { return new([]member) }}
+
+// readObject reads data, which must be valid JSON, all of it, holding an
+// object. Call release when done.
+func readObject(data []byte, path string) (objReader, error) {
+	if !validJSON(data) {
+		return objReader{}, notObject(data, path)
 	}
-	return &objReader{m: m, path: path}, nil
+	return readValidObject(data, path)
+}
+
+// readValidObject reads data, which must be a span of input readObject
+// checked, holding an object. Call release when done.
+func readValidObject(data []byte, path string) (objReader, error) {
+	data = trimSpace(data)
+	if data[0] != '{' {
+		return objReader{}, notObject(data, path)
+	}
+	buf := memberBufs.Get().(*[]member)
+	r := objReader{data: data, ms: (*buf)[:0], path: path, buf: buf}
+	r.split()
+	return r, nil
+}
+
+// release hands r's members back for reuse; r must not be used after.
+func (r *objReader) release() {
+	if r.buf == nil {
+		return
+	}
+	if cap(r.ms) <= 256 {
+		*r.buf = r.ms[:0]
+		memberBufs.Put(r.buf)
+	}
+	r.data, r.ms, r.buf = nil, nil, nil
+}
+
+// notObject is the error for data that is not a JSON object, worded by
+// encoding/json as it always was.
+func notObject(data []byte, path string) error {
+	var m map[string]json.RawMessage
+	err := json.Unmarshal(data, &m)
+	return &FieldError{Field: path, Problem: "must be a JSON object: " + describeJSONErr(err, data)}
+}
+
+// validObject checks that data is valid JSON, all of it, before a decoder
+// reads it with openValid.
+func validObject(data []byte, path string) error {
+	if !validJSON(data) {
+		return notObject(data, path)
+	}
+	return nil
 }
 
 func describeJSONErr(err error, data []byte) string {
@@ -74,12 +132,40 @@ func (r *objReader) fail(k, format string, args ...any) {
 	}
 }
 
-func (r *objReader) take(k string) (json.RawMessage, bool) {
-	v, ok := r.m[k]
-	if ok {
-		delete(r.m, k)
+// key returns m's key, decoded.
+func (r *objReader) key(m *member) []byte {
+	if m.esc {
+		return r.keys[m.ks:m.ke]
+	}
+	return r.data[m.ks:m.ke]
+}
+
+// val returns m's value as it appears in the input.
+func (r *objReader) val(m *member) []byte { return r.data[m.vs:m.ve] }
+
+// take returns the value of k, the last one if k appears more than once, and
+// takes every member named k out of the object.
+func (r *objReader) take(k string) (v []byte, ok bool) {
+	for i := len(r.ms) - 1; i >= 0; i-- {
+		m := &r.ms[i]
+		if !m.taken && string(r.key(m)) == k {
+			if !ok {
+				v, ok = r.val(m), true
+			}
+			m.taken = true
+		}
 	}
 	return v, ok
+}
+
+// has reports whether k is a member not taken yet.
+func (r *objReader) has(k string) bool {
+	for i := range r.ms {
+		if !r.ms[i].taken && string(r.key(&r.ms[i])) == k {
+			return true
+		}
+	}
+	return false
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
@@ -93,14 +179,53 @@ func (r *objReader) str(k string, required bool) string {
 		}
 		return ""
 	}
-	if s, ok := plainString(v); ok {
+	if v[0] != '"' {
+		r.fail(k, "must be a string, got %s", jsonKind(v))
+		return ""
+	}
+	return unquote(v)
+}
+
+// name reads a string field that usually holds one of the package's names
+// (a type, a role, a stop reason); those come back without an allocation.
+func (r *objReader) name(k string, required bool) string {
+	v, ok := r.take(k)
+	if !ok || isNull(v) {
+		if required {
+			r.fail(k, "is required")
+		}
+		return ""
+	}
+	if v[0] != '"' {
+		r.fail(k, "must be a string, got %s", jsonKind(v))
+		return ""
+	}
+	if s, ok := knownName(v[1 : len(v)-1]); ok {
 		return s
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		r.fail(k, "must be a string, got %s", jsonKind(v))
+	return unquote(v)
+}
+
+// knownNames holds the names name returns without allocating.
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryActiveToolsChange,
+		EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo,
+		EntryLeaf, EntryTurnInterrupted, EntryCommandRejected,
+		RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary, RoleCompactionSummary, RoleBashExecution,
+		BlockText, BlockImage, BlockThinking, BlockToolCall,
+		string(StopEnd), string(StopLength), string(StopToolUse), string(StopError), string(StopAborted),
+	} {
+		m[s] = s
 	}
-	return s
+	return m
+}()
+
+// knownName returns the name whose JSON string, between its quotes, is raw.
+func knownName(raw []byte) (string, bool) {
+	s, ok := knownNames[string(raw)]
+	return s, ok
 }
 
 // plainString decodes a JSON string of printable ASCII with no escapes, the
@@ -128,11 +253,11 @@ func (r *objReader) nullableStr(k string) *string {
 	if isNull(v) {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	if v[0] != '"' {
 		r.fail(k, "must be a string or null, got %s", jsonKind(v))
 		return nil
 	}
+	s := unquote(v)
 	return &s
 }
 
@@ -144,11 +269,14 @@ func (r *objReader) boolean(k string, required bool) bool {
 		}
 		return false
 	}
-	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
-		r.fail(k, "must be a boolean, got %s", jsonKind(v))
+	switch string(v) {
+	case "true":
+		return true
+	case "false":
+		return false
 	}
-	return b
+	r.fail(k, "must be a boolean, got %s", jsonKind(v))
+	return false
 }
 
 func (r *objReader) int64(k string, required bool) int64 {
@@ -158,6 +286,14 @@ func (r *objReader) int64(k string, required bool) int64 {
 			r.fail(k, "is required")
 		}
 		return 0
+	}
+	return r.intValue(k, v)
+}
+
+// intValue decodes v, the value of k, as an integer.
+func (r *objReader) intValue(k string, v []byte) int64 {
+	if n, ok := parseInt(v); ok {
+		return n
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
 	if err != nil {
@@ -173,12 +309,11 @@ func (r *objReader) int64(k string, required bool) int64 {
 }
 
 func (r *objReader) intPtr(k string) *int64 {
-	v, ok := r.m[k]
+	v, ok := r.take(k)
 	if !ok || isNull(v) {
-		delete(r.m, k)
 		return nil
 	}
-	n := r.int64(k, false)
+	n := r.intValue(k, v)
 	return &n
 }
 
@@ -190,6 +325,11 @@ func (r *objReader) strings(k string, required bool) []string {
 		}
 		return nil
 	}
+	if s, ok := plainStrings(v); ok {
+		return s
+	}
+	// Anything but an array of strings: encoding/json decides (a null
+	// element is "") and words the error.
 	var s []string
 	if err := json.Unmarshal(v, &s); err != nil {
 		r.fail(k, "must be an array of strings, got %s", jsonKind(v))
@@ -199,6 +339,24 @@ func (r *objReader) strings(k string, required bool) []string {
 	}
 	return s
 }
+
+// plainStrings decodes v if it is an array whose elements are all strings.
+func plainStrings(v []byte) ([]string, bool) {
+	if v[0] != '[' {
+		return nil, false
+	}
+	s := make([]string, 0, countElements(v))
+	err := forElements(v, func(_ int, e []byte) error {
+		if e[0] != '"' {
+			return errNotString
+		}
+		s = append(s, unquote(e))
+		return nil
+	})
+	return s, err == nil
+}
+
+var errNotString = errors.New("not a string")
 
 // raw reads any JSON value, compacted; required means it must be present and
 // not null.
@@ -210,10 +368,11 @@ func (r *objReader) raw(k string, required bool) json.RawMessage {
 		}
 		return nil
 	}
-	return compact(v)
+	return compactValid(v)
 }
 
-// object reads a field that must hold a JSON object and decodes it with dec.
+// object reads a field that must hold a JSON object and decodes it with dec,
+// which gets the value's span (already valid JSON).
 func (r *objReader) object(k string, required bool, dec func([]byte, string) error) bool {
 	v, ok := r.take(k)
 	if !ok || isNull(v) {
@@ -230,14 +389,35 @@ func (r *objReader) object(k string, required bool, dec func([]byte, string) err
 
 // rest returns the fields nobody took, compacted; nil if none.
 func (r *objReader) rest() Extra {
-	if len(r.m) == 0 {
+	n := 0
+	for i := range r.ms {
+		if !r.ms[i].taken {
+			n++
+		}
+	}
+	if n == 0 {
 		return nil
 	}
-	x := make(Extra, len(r.m))
-	for k, v := range r.m {
-		x[k] = compact(v)
+	x := make(Extra, n)
+	for i := range r.ms {
+		if m := &r.ms[i]; !m.taken {
+			x[string(r.key(m))] = compactValid(r.val(m)) // a later duplicate wins
+		}
 	}
 	return x
+}
+
+// members returns the members not taken yet as a map, as encoding/json
+// decodes an object into map[string]json.RawMessage (copies; the last of
+// duplicate keys wins).
+func (r *objReader) members() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(r.ms))
+	for i := range r.ms {
+		if mb := &r.ms[i]; !mb.taken {
+			m[string(r.key(mb))] = slices.Clone(r.val(mb))
+		}
+	}
+	return m
 }
 
 func compact(v json.RawMessage) json.RawMessage {
@@ -431,20 +611,44 @@ var jsonNamesCache sync.Map // reflect.Type -> map[string]bool
 // decodeKnown decodes into v, a pointer to a struct with json tags, the members
 // of r whose keys are exactly the JSON names of v's fields, and takes them out
 // of r. encoding/json alone would also match keys that differ in case, so an
-// unknown member "ID" could overwrite "id".
+// unknown member "ID" could overwrite "id". The members go to encoding/json
+// in key order, the last of duplicate keys only, so its first type error is
+// the one it always reported.
 func (r *objReader) decodeKnown(v any) error {
 	known := jsonNames(reflect.TypeOf(v).Elem())
-	sub := make(map[string]json.RawMessage, len(known))
-	for k, raw := range r.m {
-		if known[k] {
-			sub[k] = raw
-			delete(r.m, k)
+	type kv struct{ key, val []byte }
+	var buf [16]kv
+	sub := buf[:0]
+	size := 2
+	for i := range r.ms {
+		m := &r.ms[i]
+		key := r.key(m)
+		if m.taken || !known[string(key)] {
+			continue
 		}
+		m.taken = true
+		val := r.val(m)
+		if j := slices.IndexFunc(sub, func(s kv) bool { return bytes.Equal(s.key, key) }); j >= 0 {
+			size += len(val) - len(sub[j].val)
+			sub[j].val = val
+			continue
+		}
+		sub = append(sub, kv{key, val})
+		size += len(key) + len(val) + 4
 	}
-	data, err := json.Marshal(sub)
-	if err != nil {
-		return fieldErr(r.path, "invalid JSON: %v", err)
+	slices.SortFunc(sub, func(a, b kv) int { return bytes.Compare(a.key, b.key) })
+	data := make([]byte, 0, size)
+	data = append(data, '{')
+	for i, m := range sub {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, '"') // a field name: plain ASCII
+		data = append(data, m.key...)
+		data = append(data, '"', ':')
+		data = append(data, m.val...)
 	}
+	data = append(data, '}')
 	if err := json.Unmarshal(data, v); err != nil {
 		return prefixed(r.path, describeDecodeErr(err))
 	}
@@ -467,19 +671,19 @@ func (r *objReader) messages(k string) []Message {
 	if !ok || isNull(v) {
 		return nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(v, &raws); err != nil {
+	if v[0] != '[' {
 		r.fail(k, "must be an array of messages, got %s", jsonKind(v))
 		return nil
 	}
-	msgs := make([]Message, len(raws))
-	for i, raw := range raws {
-		if err := msgs[i].decode(raw, r.field(k)+"["+strconv.Itoa(i)+"]"); err != nil {
-			if r.err == nil {
-				r.err = err
-			}
-			return nil
+	msgs := make([]Message, countElements(v))
+	err := forElements(v, func(i int, e []byte) error {
+		return msgs[i].decode(e, r.field(k)+"["+strconv.Itoa(i)+"]")
+	})
+	if err != nil {
+		if r.err == nil {
+			r.err = err
 		}
+		return nil
 	}
 	return msgs
 }
@@ -493,19 +697,19 @@ func (r *objReader) blocks(k string, required bool) []Block {
 		}
 		return nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(v, &raws); err != nil {
+	if v[0] != '[' {
 		r.fail(k, "must be an array of content blocks, got %s", jsonKind(v))
 		return nil
 	}
-	blocks := make([]Block, len(raws))
-	for i, raw := range raws {
-		if err := blocks[i].decode(raw, r.field(k)+"["+strconv.Itoa(i)+"]"); err != nil {
-			if r.err == nil {
-				r.err = err
-			}
-			return nil
+	blocks := make([]Block, countElements(v))
+	err := forElements(v, func(i int, e []byte) error {
+		return blocks[i].decode(e, r.field(k)+"["+strconv.Itoa(i)+"]")
+	})
+	if err != nil {
+		if r.err == nil {
+			r.err = err
 		}
+		return nil
 	}
 	return blocks
 }
@@ -515,6 +719,11 @@ func (r *objReader) float(k string) float64 {
 	v, ok := r.take(k)
 	if !ok || isNull(v) {
 		return 0
+	}
+	if c := v[0]; c == '-' || c >= '0' && c <= '9' { // a JSON number
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return f // what encoding/json gives
+		}
 	}
 	var f float64
 	if err := json.Unmarshal(v, &f); err != nil {

@@ -146,14 +146,21 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes and validates a message.
-func (m *Message) UnmarshalJSON(data []byte) error { return m.decode(data, "") }
+func (m *Message) UnmarshalJSON(data []byte) error {
+	if err := validObject(data, ""); err != nil {
+		return err
+	}
+	return m.decode(data, "")
+}
 
+// decode decodes data, a span of valid JSON, named path in errors.
 func (m *Message) decode(data []byte, path string) error {
-	r, err := newObjReader(data, path)
+	r, err := readValidObject(data, path)
 	if err != nil {
 		return err
 	}
-	*m = Message{Role: r.str("role", true)}
+	defer r.release()
+	*m = Message{Role: r.name("role", true)}
 	content := func(required bool) {
 		r.object("content", required, func(b []byte, p string) error { return m.Content.decode(b, p) })
 	}
@@ -172,7 +179,7 @@ func (m *Message) decode(data []byte, path string) error {
 		})
 		// Optional here: a message still streaming (in a live event) has
 		// none. Entries require it (Entry's decoder checks).
-		m.StopReason = StopReason(r.str("stopReason", false))
+		m.StopReason = StopReason(r.name("stopReason", false))
 		if r.err == nil && m.StopReason != "" && !m.StopReason.valid() {
 			r.fail("stopReason", "unknown stop reason %q (want stop, length, toolUse, error or aborted)", m.StopReason)
 		}

@@ -92,11 +92,12 @@ func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error
 		}
 		return e, err
 	}
-	obj, err := newObjReader(line, "")
+	obj, err := readObject(line, "")
 	if err != nil {
 		return Entry{}, err
 	}
-	m := obj.m
+	defer obj.release()
+	m := obj.members()
 	typ := jsonString(m["type"])
 	if pos == 0 {
 		if typ != EntrySession {

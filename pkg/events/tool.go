@@ -109,10 +109,11 @@ func (r ToolResult) Encode() ([]byte, error) {
 // DecodeToolResult decodes and validates a tool result.
 func DecodeToolResult(data []byte) (ToolResult, error) {
 	var r ToolResult
-	obj, err := newObjReader(data, "")
+	obj, err := readObject(data, "")
 	if err != nil {
 		return ToolResult{}, err
 	}
+	defer obj.release()
 	r.Content = obj.blocks("content", true)
 	if obj.err != nil {
 		return ToolResult{}, obj.err
@@ -151,10 +152,11 @@ func (r ToolResult) ResultMessage(timestamp int64) Message {
 // schema version current (absent means current). Members that are not v's
 // fields are ignored.
 func decodeStrict(data []byte, v any, version *int) error {
-	r, err := newObjReader(data, "")
+	r, err := readObject(data, "")
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	if err := r.decodeKnown(v); err != nil {
 		return err
 	}

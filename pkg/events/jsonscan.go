@@ -1,0 +1,501 @@
+package events
+
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A small scanner over JSON that is already known to be valid (checked once,
+// by the entry point, with validJSON). It finds where values end, splits
+// objects and arrays into the spans of their members without copying, and
+// decodes strings the way encoding/json does. On invalid input its results
+// are meaningless: never call it on unchecked bytes.
+//
+// Decoding nested values from spans is what keeps decoding linear: each
+// level no longer validates and copies everything below it again.
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// trimSpace returns data without leading and trailing JSON whitespace.
+func trimSpace(data []byte) []byte {
+	i := skipSpace(data, 0)
+	j := len(data)
+	for j > i {
+		switch data[j-1] {
+		case ' ', '\t', '\n', '\r':
+			j--
+			continue
+		}
+		break
+	}
+	return data[i:j]
+}
+
+// stringEnd returns the index just past the string whose opening quote is at
+// data[i].
+func stringEnd(data []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data) // only on invalid input
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for k := i - 1; data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
+
+// valueEnd returns the index just past the value that starts at data[i].
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // a number, true, false or null
+		for i < len(data) {
+			switch data[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// member is one member of an object, as offsets into the object's span (no
+// pointers: readers' members are recycled and never scanned by the GC).
+type member struct {
+	ks, ke int  // the key, decoded: data[ks:ke], or keys[ks:ke] if esc
+	vs, ve int  // the value as it appears: data[vs:ve]
+	esc    bool // the key had escapes or invalid UTF-8; decoded into keys
+	taken  bool
+}
+
+// split appends the members of r.data, a valid JSON object without
+// surrounding whitespace, to r.ms in input order (duplicates included).
+func (r *objReader) split() {
+	obj := r.data
+	i := skipSpace(obj, 1)
+	if obj[i] == '}' {
+		return
+	}
+	for {
+		end := stringEnd(obj, i)
+		m := member{ks: i + 1, ke: end - 1}
+		if key := obj[i+1 : end-1]; !plainUTF8(key) {
+			m.ks = len(r.keys)
+			r.keys = appendUnquoted(r.keys, key)
+			m.ke, m.esc = len(r.keys), true
+		}
+		i = skipSpace(obj, skipSpace(obj, end)+1) // past the colon
+		m.vs, m.ve = i, valueEnd(obj, i)
+		r.ms = append(r.ms, m)
+		i = skipSpace(obj, m.ve)
+		if obj[i] != ',' {
+			return // the closing brace
+		}
+		i = skipSpace(obj, i+1)
+	}
+}
+
+// forElements calls f with each element of arr, a valid JSON array without
+// surrounding whitespace, and its index; it stops at the first error.
+func forElements(arr []byte, f func(i int, v []byte) error) error {
+	i := skipSpace(arr, 1)
+	if arr[i] == ']' {
+		return nil
+	}
+	for n := 0; ; n++ {
+		end := valueEnd(arr, i)
+		if err := f(n, arr[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(arr, end)
+		if arr[i] != ',' {
+			return nil
+		}
+		i = skipSpace(arr, i+1)
+	}
+}
+
+// countElements returns the number of elements of arr, a valid JSON array
+// without surrounding whitespace.
+func countElements(arr []byte) int {
+	n := 0
+	forElements(arr, func(int, []byte) error { n++; return nil })
+	return n
+}
+
+// plainUTF8 reports whether the inside of a valid JSON string decodes to
+// itself: no escapes, and valid UTF-8 (encoding/json replaces invalid bytes
+// with U+FFFD).
+func plainUTF8(s []byte) bool {
+	for i, c := range s {
+		if c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			return bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:])
+		}
+	}
+	return true
+}
+
+// unquote decodes v, a valid JSON string with its quotes, as encoding/json
+// does.
+func unquote(v []byte) string {
+	if s, ok := plainString(v); ok {
+		return s
+	}
+	inner := v[1 : len(v)-1]
+	if plainUTF8(inner) {
+		return string(inner)
+	}
+	return string(appendUnquoted(make([]byte, 0, len(inner)), inner))
+}
+
+// appendUnquoted appends the decoded inside of a valid JSON string to dst:
+// escapes resolved, a \u escape of a lone surrogate and each byte of invalid
+// UTF-8 replaced by U+FFFD, as encoding/json does.
+func appendUnquoted(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			switch s[i+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						r2 = hex4(s[i+2 : i+6])
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // " \ /
+				dst = append(dst, s[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return dst
+}
+
+// hex4 decodes four hex digits (valid input has them after \u).
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// compactValid returns a copy of v, a valid JSON value, without insignificant
+// whitespace: what json.Compact gives.
+func compactValid(v []byte) []byte {
+	out := make([]byte, 0, len(v))
+	start := 0
+	for i := 0; i < len(v); {
+		switch v[i] {
+		case ' ', '\t', '\n', '\r':
+			out = append(out, v[start:i]...)
+			i++
+			start = i
+		case '"':
+			i = stringEnd(v, i)
+		default:
+			i++
+		}
+	}
+	return append(out, v[start:]...)
+}
+
+// parseInt decodes a JSON integer of at most 18 digits, which cannot
+// overflow; ok is false for anything else.
+func parseInt(b []byte) (n int64, ok bool) {
+	digits := b
+	if len(b) > 0 && b[0] == '-' {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(b) {
+		n = -n
+	}
+	return n, true
+}
+
+// validJSON reports whether data is one JSON value with only whitespace
+// around it: exactly what json.Valid accepts (strings may hold any byte but
+// a control character, invalid UTF-8 included; at most 10000 nested arrays
+// and objects), found faster.
+func validJSON(data []byte) bool {
+	const maxDepth = 10000 // encoding/json's limit
+	var stackBuf [64]byte
+	stack := stackBuf[:0] // '{' or '[' for each open container
+	i := skipSpace(data, 0)
+	for {
+		// A value starts at i.
+		if i >= len(data) {
+			return false
+		}
+		ok := true
+		switch c := data[i]; {
+		case c == '{' || c == '[':
+			stack = append(stack, c)
+			if len(stack) > maxDepth {
+				return false
+			}
+			i = skipSpace(data, i+1)
+			if i < len(data) && data[i] == c+2 { // '}' or ']'
+				stack = stack[:len(stack)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				if i, ok = validKey(data, i); !ok {
+					return false
+				}
+			}
+			continue
+		case c == '"':
+			i, ok = validString(data, i)
+		case c == '-' || c >= '0' && c <= '9':
+			i, ok = validNumber(data, i)
+		case c == 't':
+			i, ok = validLiteral(data, i, "true")
+		case c == 'f':
+			i, ok = validLiteral(data, i, "false")
+		case c == 'n':
+			i, ok = validLiteral(data, i, "null")
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		// After a value: close containers, or go on to the next member or
+		// element.
+		for {
+			i = skipSpace(data, i)
+			if len(stack) == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			top := stack[len(stack)-1]
+			if data[i] == top+2 {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if data[i] != ',' {
+				return false
+			}
+			i = skipSpace(data, i+1)
+			if top == '{' {
+				if i, ok = validKey(data, i); !ok {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// validKey checks a key and its colon at data[i:] and returns the index of
+// the value after them.
+func validKey(data []byte, i int) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return i, false
+	}
+	i, ok := validString(data, i)
+	if !ok {
+		return i, false
+	}
+	i = skipSpace(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return i, false
+	}
+	return skipSpace(data, i+1), true
+}
+
+// strStop marks the bytes that end a run of plain string content.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// validString checks the string whose quote is at data[i] and returns the
+// index just past it.
+func validString(data []byte, i int) (int, bool) {
+	i++
+	for {
+		for i < len(data) && !strStop[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			return i, false
+		}
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		}
+		// A backslash.
+		if i+1 >= len(data) {
+			return i, false
+		}
+		switch data[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(data) || hex4(data[i+2:i+6]) < 0 {
+				return i, false
+			}
+			i += 6
+		default:
+			return i, false
+		}
+	}
+}
+
+// validNumber checks the number that starts at data[i] and returns the index
+// just past it.
+func validNumber(data []byte, i int) (int, bool) {
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(data, i+1)
+	default:
+		return i, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(data, i+1)
+		if j == i+1 {
+			return i, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(data, i)
+		if j == i {
+			return i, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(data []byte, i int) int {
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func validLiteral(data []byte, i int, lit string) (int, bool) {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}

@@ -1,0 +1,143 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The span scanner's pieces agree with encoding/json: validJSON with
+// json.Valid, unquote with decoding a string, compactValid with
+// json.Compact, and split and forElements find the members and elements
+// encoding/json finds.
+
+var scanSeeds = []string{
+	``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e5`, `1E+5`, `1e`, `.5`, `+1`, `1.5e-3`, `true`, `tru`, `truex`, `null`, `nul`, `false`,
+	`""`, `"a`, `"\u00e9"`, `"\u00G0"`, `"\x"`, `"\/\b\f\n\r\t\"\\"`, "\"\x01\"", "\"\x7f\xff\"", `"\ud800\udc00"`, `"\ud800"`, `"\udc00\ud800"`,
+	`{}`, `{ }`, `{"a":1}`, `{"a":1,}`, `{"a" : [1, {"b":null}] , "c":"}"}`, `{1:2}`, `{"a"}`, `{"a":}`, `[`, `[]`, `[1,]`, `[1 2]`, `[,1]`,
+	`{}{}`, `{} x`, " \t\r\n[1]\n", "\v[1]", `[1]]`, `{"a":1}}`, `{"a":[}`, `["\\"]`, `["\\\""]`,
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", data, got, want)
+		}
+	})
+}
+
+func TestValidJSONDepth(t *testing.T) {
+	for _, n := range []int{9999, 10000, 10001} {
+		for _, open := range []string{"[", `{"a":`} {
+			close := "]"
+			if open != "[" {
+				close = "}"
+			}
+			data := []byte(strings.Repeat(open, n) + "1" + strings.Repeat(close, n))
+			if got, want := validJSON(data), json.Valid(data); got != want {
+				t.Errorf("depth %d of %s: validJSON = %v, json.Valid = %v", n, open, got, want)
+			}
+		}
+	}
+}
+
+// FuzzScan checks, for any valid JSON value, unquote against encoding/json
+// on every string in it, compactValid against json.Compact, and the members
+// split finds against a decode into map[string]json.RawMessage.
+func FuzzScan(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		v := trimSpace(data)
+		var want bytes.Buffer
+		if err := json.Compact(&want, v); err != nil {
+			t.Fatal(err)
+		}
+		if got := compactValid(v); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("compactValid(%q) = %q, json.Compact gives %q", v, got, want.Bytes())
+		}
+		checkSpans(t, v)
+	})
+}
+
+// checkSpans checks v, valid JSON, and every value in it.
+func checkSpans(t *testing.T, v []byte) {
+	t.Helper()
+	if end := valueEnd(v, 0); end != len(v) {
+		t.Fatalf("valueEnd(%q) = %d, want %d", v, end, len(v))
+	}
+	switch v[0] {
+	case '"':
+		var want string
+		if err := json.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := unquote(v); got != want {
+			t.Fatalf("unquote(%q) = %q, encoding/json gives %q", v, got, want)
+		}
+	case '[':
+		var want []json.RawMessage
+		if err := json.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
+		}
+		if n := countElements(v); n != len(want) {
+			t.Fatalf("countElements(%q) = %d, want %d", v, n, len(want))
+		}
+		forElements(v, func(i int, e []byte) error {
+			if !bytes.Equal(e, want[i]) {
+				t.Fatalf("element %d of %q is %q, want %q", i, v, e, want[i])
+			}
+			checkSpans(t, e)
+			return nil
+		})
+	case '{':
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
+		}
+		r := objReader{data: v}
+		r.split()
+		got := map[string]json.RawMessage{}
+		for i := range r.ms {
+			m := &r.ms[i]
+			got[string(r.key(m))] = r.val(m)
+			checkSpans(t, r.val(m))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("split(%q) finds keys %q, want %q", v, keys(got), keys(want))
+		}
+		for k, w := range want {
+			if !bytes.Equal(got[k], w) {
+				t.Fatalf("split(%q): member %q is %q, want %q", v, k, got[k], w)
+			}
+		}
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestScanSeeds(t *testing.T) {
+	for _, s := range append(scanSeeds, trickyInputs...) {
+		data := []byte(s)
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Errorf("validJSON(%q) = %v, json.Valid = %v", data, got, want)
+		}
+		if json.Valid(data) {
+			checkSpans(t, trimSpace(data))
+		}
+	}
+}
