@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,9 +41,14 @@ import (
 
 // The test binary doubles as a toolrunner process: with CAIRN_TT_ROLE set it
 // runs toolrunner.Run with telemetry from the OTEL_* environment and exits.
+//
+// With CAIRN_TT_ROLE=gateway it runs a gateway the same way.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_TT_ROLE") == "toolrunner" {
+	switch os.Getenv("CAIRN_TT_ROLE") {
+	case "toolrunner":
 		os.Exit(toolrunnerMain())
+	case "gateway":
+		os.Exit(gatewayMain())
 	}
 	os.Exit(m.Run())
 }
@@ -88,6 +94,68 @@ func toolrunnerMain() int {
 	return 0
 }
 
+// gatewayMain runs a gateway on 127.0.0.1:0 with telemetry from the OTEL_*
+// environment until SIGTERM, and prints READY and its address once it
+// follows the live streams.
+func gatewayMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log := telemetry.NewLogger(os.Stderr, slog.LevelDebug, "gateway")
+	shutdown, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "gateway", Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	err = serveGateway(ctx, log)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := shutdown(sctx); serr != nil {
+		fmt.Fprintln(os.Stderr, "telemetry shutdown:", serr)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func serveGateway(ctx context.Context, log *slog.Logger) error {
+	nc, err := nats.Connect(os.Getenv("CAIRN_TT_NATS"))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(gateway.Config{JetStream: js, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for !g.Ready() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		fmt.Printf("READY %s\n", ln.Addr())
+	})
+	err = g.Serve(ctx, ln)
+	wg.Wait()
+	return err
+}
+
 const (
 	// apiKey is the fake provider key in both processes' environment.
 	apiKey = "sk-fake-KEY-9f8e7d6c5b4a3210zz"
@@ -129,11 +197,16 @@ func (b *lockedBuffer) String() string {
 // this process and a toolrunner in a child process, both exporting traces to
 // an OTLP receiver, and returns what they exported. content switches content
 // export on in both.
-func runPrompt(t *testing.T, content bool) outcome { return run(t, content, false) }
+func runPrompt(t *testing.T, content bool) outcome { return runVia(t, content, false, nil) }
 
 // run is runPrompt; with all it also runs a projector and a gateway on the
 // same server and scrapes them.
-func run(t *testing.T, content, all bool) outcome {
+func run(t *testing.T, content, all bool) outcome { return runVia(t, content, all, nil) }
+
+// runVia is run; with via, the create and prompt commands go through a
+// gateway in a third process instead of straight to NATS: via gets its URL
+// and sends them.
+func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway string)) outcome {
 	recv := newReceiver(t)
 	llm := newFakeLLM(t, apiKey)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
@@ -161,56 +234,12 @@ func run(t *testing.T, content, all bool) outcome {
 	}
 
 	// The toolrunner, in its own process.
-	var childLog lockedBuffer
 	childEnv := []string{"CAIRN_TT_ROLE=toolrunner", "CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
 	if content {
 		childEnv = append(childEnv, "CAIRN_TT_CONTENT=1")
 	}
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childEnv...)
-	child.Stderr = &childLog
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if addr, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-				ready <- addr
-			}
-		}
-		exited <- child.Wait()
-	}()
-	stopChild := func() {
-		if child.ProcessState != nil {
-			return
-		}
-		_ = child.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("toolrunner exited with %v; its log:\n%s", err, childLog.String())
-			}
-		case <-time.After(30 * time.Second):
-			_ = child.Process.Kill()
-			t.Errorf("toolrunner did not stop on SIGTERM; its log:\n%s", childLog.String())
-		}
-	}
-	t.Cleanup(stopChild)
-	var runnerHTTP string
-	select {
-	case runnerHTTP = <-ready:
-	case err := <-exited:
-		t.Fatalf("toolrunner exited before it was ready: %v\n%s", err, childLog.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("toolrunner not ready within 30s\n%s", childLog.String())
-	}
+	runner := startChild(t, "toolrunner", childEnv)
+	runnerHTTP := runner.addr
 
 	// The orchestrator, in this process.
 	var parentLog lockedBuffer
@@ -251,8 +280,15 @@ func run(t *testing.T, content, all bool) outcome {
 	metricsSrv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer metricsSrv.Close()
 
-	send(t, nc, n, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
-	send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
+	var gw *child
+	if via == nil {
+		send(t, nc, n, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
+		send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
+	} else {
+		// Through a gateway process, over HTTP.
+		gw = startChild(t, "gateway", []string{"CAIRN_TT_ROLE=gateway", "CAIRN_TT_NATS=" + srv.ClientURL()})
+		via(t, "http://"+gw.addr)
+	}
 	waitReply(t, sessions, "s1", completion)
 	// The reply is in the log before the run has ended and counted it.
 	waitFor(t, "the run settled", func() bool {
@@ -282,10 +318,69 @@ func run(t *testing.T, content, all bool) outcome {
 	if err := shutdown(sctx); err != nil {
 		t.Fatalf("telemetry shutdown: %v", err)
 	}
-	stopChild()
+	runner.stop()
+	if gw != nil {
+		gw.stop()
+	}
 	out.spans = recv.spans()
-	out.logs = parentLog.String() + childLog.String()
+	out.logs = parentLog.String() + runner.log.String()
 	return out
+}
+
+// child is a process of the test binary in a role (see TestMain).
+type child struct {
+	addr string // what it printed after READY
+	log  *lockedBuffer
+	stop func() // SIGTERM, then wait; idempotent
+}
+
+// startChild starts the test binary with env (its CAIRN_TT_ROLE among it)
+// and waits until it prints READY.
+func startChild(t *testing.T, role string, env []string) *child {
+	t.Helper()
+	c := &child{log: &lockedBuffer{}}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = c.log
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
+				ready <- addr
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	c.stop = sync.OnceFunc(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("%s exited with %v; its log:\n%s", role, err, c.log.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("%s did not stop on SIGTERM; its log:\n%s", role, c.log.String())
+		}
+	})
+	t.Cleanup(c.stop)
+	select {
+	case c.addr = <-ready:
+	case err := <-exited:
+		t.Fatalf("%s exited before it was ready: %v\n%s", role, err, c.log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s not ready within 30s\n%s", role, c.log.String())
+	}
+	return c
 }
 
 func send(t testing.TB, nc *nats.Conn, n events.Names, cmd events.Command) {
