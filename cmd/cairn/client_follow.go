@@ -175,6 +175,12 @@ func promptAndFollow(ctx context.Context, cl *client, w io.Writer, sid, text, wh
 				continue
 			}
 			quiet.Reset()
+			switch it.Event.Type {
+			case events.EvRetryStart:
+				f.retrying = true
+			case events.EvRetryEnd, events.EvMessageStart, events.EvAgentEnd:
+				f.retrying = false
+			}
 			if done, err := f.r.event(*it.Event, f.cid); done || err != nil {
 				f.r.clearSpinner()
 				return err
@@ -191,6 +197,9 @@ type follower struct {
 	r    *renderer
 	last uint64 // the highest event id seen (the stream's position at first)
 	seen bool   // last is known
+	// retrying: the harness said it retries a failed model call; the
+	// error reply the log then ends with does not settle the run.
+	retrying bool
 }
 
 // reconnect reopens the event stream after the last event seen, retrying
@@ -237,6 +246,9 @@ func (f *follower) settled(ctx context.Context) (done bool, err error) {
 		f.r.clearSpinner()
 		return true, fmt.Errorf("prompt refused: %s", st.Reason)
 	case "settled", "applied":
+		if f.retrying && st.Message != nil && st.Message.StopReason == events.StopError {
+			return false, nil // the backoff may outlast the quiet time
+		}
 		f.r.settle(st.Message, st.Interrupted)
 		return true, nil
 	}
