@@ -15,6 +15,19 @@
 // acknowledgements. Live events of one session are delivered in stream order;
 // each SSE event's id is its stream sequence, and a client reconnecting with
 // Last-Event-ID receives every event after it that the stream still holds.
+// A stream that does not resume first names its position (an id-only
+// field), so a client cut off before its first event resumes without a gap.
+//
+// Live events may be lost; the log is the record. GET
+// /v1/sessions/{id}/commands/{commandId} reads it to say whether a command
+// is pending, rejected, applied, or part of a run that is running or has
+// settled.
+//
+// # Tracing
+//
+// Every route runs under a server span named after its pattern, continuing
+// a caller's W3C trace context; a command carries the span to the
+// orchestrator in its message headers.
 //
 // # Errors
 //
