@@ -106,7 +106,7 @@ func appendExtra(obj []byte, x Extra) []byte {
 // DecodeCommand decodes and validates a command. An absent "v" means the
 // current schema version.
 func DecodeCommand(data []byte) (Command, error) {
-	r, err := readObject(data, "")
+	r, err := readObject(data)
 	if err != nil {
 		return Command{}, err
 	}

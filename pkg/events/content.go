@@ -3,7 +3,6 @@ package events
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 )
 
 // Content block types.
@@ -81,12 +80,12 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	if err := validObject(data, ""); err != nil {
 		return err
 	}
-	return b.decode(data, "")
+	return b.decode(data, path{})
 }
 
-// decode decodes data, a span of valid JSON, named path in errors.
-func (b *Block) decode(data []byte, path string) error {
-	r, err := readValidObject(data, path)
+// decode decodes data, a span of valid JSON, named p in errors.
+func (b *Block) decode(data []byte, p path) error {
+	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
@@ -178,11 +177,11 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		}
 		return fieldErr("", "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
-	return c.decode(data, "")
+	return c.decode(data, path{})
 }
 
-// decode decodes data, a span of valid JSON, named path in errors.
-func (c *Content) decode(data []byte, path string) error {
+// decode decodes data, a span of valid JSON, named p in errors.
+func (c *Content) decode(data []byte, p path) error {
 	data = trimSpace(data)
 	switch data[0] {
 	case '"':
@@ -193,11 +192,11 @@ func (c *Content) decode(data []byte, path string) error {
 		return nil
 	case '[':
 	default:
-		return fieldErr(path, "must be a string or an array of content blocks, got %s", jsonKind(data))
+		return fieldErr(p.String(), "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
 	blocks := make([]Block, countElements(data))
 	err := forElements(data, func(i int, v []byte) error {
-		return blocks[i].decode(v, path+"["+strconv.Itoa(i)+"]")
+		return blocks[i].decode(v, p.index(i))
 	})
 	if err != nil {
 		return err
@@ -250,12 +249,12 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 	if err := validObject(data, ""); err != nil {
 		return err
 	}
-	return u.decode(data, "")
+	return u.decode(data, path{})
 }
 
-// decode decodes data, a span of valid JSON, named path in errors.
-func (u *Usage) decode(data []byte, path string) error {
-	r, err := readValidObject(data, path)
+// decode decodes data, a span of valid JSON, named p in errors.
+func (u *Usage) decode(data []byte, p path) error {
+	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
@@ -267,7 +266,7 @@ func (u *Usage) decode(data []byte, path string) error {
 		CacheWrite:  r.int64("cacheWrite", false),
 		TotalTokens: r.int64("totalTokens", false),
 	}
-	r.object("cost", false, func(b []byte, p string) error { return u.Cost.decode(b, p) })
+	r.object("cost", false, func(b []byte, p path) error { return u.Cost.decode(b, p) })
 	if r.err != nil {
 		return r.err
 	}
@@ -292,12 +291,12 @@ func (c *Cost) UnmarshalJSON(data []byte) error {
 	if err := validObject(data, ""); err != nil {
 		return err
 	}
-	return c.decode(data, "")
+	return c.decode(data, path{})
 }
 
-// decode decodes data, a span of valid JSON, named path in errors.
-func (c *Cost) decode(data []byte, path string) error {
-	r, err := readValidObject(data, path)
+// decode decodes data, a span of valid JSON, named p in errors.
+func (c *Cost) decode(data []byte, p path) error {
+	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}

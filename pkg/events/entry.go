@@ -200,7 +200,7 @@ func DecodeEntry(data []byte) (Entry, error) {
 }
 
 func (e *Entry) decode(data []byte) error {
-	r, err := readObject(data, "")
+	r, err := readObject(data)
 	if err != nil {
 		return err
 	}
@@ -246,21 +246,24 @@ func (e *Entry) decode(data []byte) error {
 		e.ThinkingLevel = r.str("thinkingLevel", false)
 		e.SystemPrompt = r.str("systemPrompt", false)
 		e.Tools = r.strings("tools", false)
-		r.object("labels", false, func(b []byte, p string) error {
-			if err := json.Unmarshal(b, &e.Labels); err != nil {
-				return fieldErr(p, "must be an object of strings")
+		r.object("labels", false, func(b []byte, p path) error {
+			var labels map[string]string // a local: &e.Labels would put e on the heap
+			err := json.Unmarshal(b, &labels)
+			e.Labels = labels
+			if err != nil {
+				return fieldErr(p.String(), "must be an object of strings")
 			}
 			return nil
 		})
 		e.Tenant = r.str("tenant", false)
 	case EntryMessage:
-		r.object("message", true, func(b []byte, p string) error {
+		r.object("message", true, func(b []byte, p path) error {
 			e.Message = new(Message)
 			if err := e.Message.decode(b, p); err != nil {
 				return err
 			}
 			if e.Message.Role == RoleAssistant && e.Message.StopReason == "" {
-				return fieldErr(p+".stopReason", "is required")
+				return fieldErr(p.key("stopReason").String(), "is required")
 			}
 			return nil
 		})
@@ -292,7 +295,7 @@ func (e *Entry) decode(data []byte) error {
 		e.Data = r.raw("data", false)
 	case EntryCustomMessage:
 		e.CustomType = r.str("customType", true)
-		r.object("content", true, func(b []byte, p string) error { return e.Content.decode(b, p) })
+		r.object("content", true, func(b []byte, p path) error { return e.Content.decode(b, p) })
 		e.Display = r.boolean("display", false)
 		e.Details = r.raw("details", false)
 	case EntrySessionInfo:

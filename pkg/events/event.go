@@ -117,7 +117,7 @@ func (ev Event) Encode() ([]byte, error) {
 // DecodeEvent decodes and validates an event.
 func DecodeEvent(data []byte) (Event, error) {
 	var ev Event
-	r, err := readObject(data, "")
+	r, err := readObject(data)
 	if err != nil {
 		return ev, err
 	}

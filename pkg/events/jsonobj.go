@@ -31,7 +31,7 @@ type objReader struct {
 	data []byte   // the object
 	keys []byte   // keys that had escapes, decoded
 	ms   []member // data's members
-	path string
+	path path
 	err  error
 	buf  *[]member // where ms came from: handed back by release
 }
@@ -42,22 +42,22 @@ var memberBufs = sync.Pool{New: func() any { return new([]member) }}
 
 // readObject reads data, which must be valid JSON, all of it, holding an
 // object. Call release when done.
-func readObject(data []byte, path string) (objReader, error) {
+func readObject(data []byte) (objReader, error) {
 	if !validJSON(data) {
-		return objReader{}, notObject(data, path)
+		return objReader{}, notObject(data, "")
 	}
-	return readValidObject(data, path)
+	return readValidObject(data, path{})
 }
 
 // readValidObject reads data, which must be a span of input readObject
 // checked, holding an object. Call release when done.
-func readValidObject(data []byte, path string) (objReader, error) {
+func readValidObject(data []byte, p path) (objReader, error) {
 	data = trimSpace(data)
 	if data[0] != '{' {
-		return objReader{}, notObject(data, path)
+		return objReader{}, notObject(data, p.String())
 	}
 	buf := memberBufs.Get().(*[]member)
-	r := objReader{data: data, ms: (*buf)[:0], path: path, buf: buf}
+	r := objReader{data: data, ms: (*buf)[:0], path: p, buf: buf}
 	r.split()
 	return r, nil
 }
@@ -119,12 +119,8 @@ func jsonKind(data []byte) string {
 	}
 }
 
-func (r *objReader) field(k string) string {
-	if r.path == "" {
-		return k
-	}
-	return r.path + "." + k
-}
+// field returns the name of member k in errors.
+func (r *objReader) field(k string) string { return r.path.key(k).String() }
 
 func (r *objReader) fail(k, format string, args ...any) {
 	if r.err == nil {
@@ -373,7 +369,7 @@ func (r *objReader) raw(k string, required bool) json.RawMessage {
 
 // object reads a field that must hold a JSON object and decodes it with dec,
 // which gets the value's span (already valid JSON).
-func (r *objReader) object(k string, required bool, dec func([]byte, string) error) bool {
+func (r *objReader) object(k string, required bool, dec func([]byte, path) error) bool {
 	v, ok := r.take(k)
 	if !ok || isNull(v) {
 		if required {
@@ -381,7 +377,7 @@ func (r *objReader) object(k string, required bool, dec func([]byte, string) err
 		}
 		return false
 	}
-	if err := dec(v, r.field(k)); err != nil && r.err == nil {
+	if err := dec(v, r.path.key(k)); err != nil && r.err == nil {
 		r.err = err
 	}
 	return true
@@ -650,7 +646,7 @@ func (r *objReader) decodeKnown(v any) error {
 	}
 	data = append(data, '}')
 	if err := json.Unmarshal(data, v); err != nil {
-		return prefixed(r.path, describeDecodeErr(err))
+		return prefixed(r.path.String(), describeDecodeErr(err))
 	}
 	return nil
 }
@@ -658,7 +654,7 @@ func (r *objReader) decodeKnown(v any) error {
 // message reads a field holding one message; absent or null gives nil.
 func (r *objReader) message(k string, required bool) *Message {
 	var m *Message
-	r.object(k, required, func(b []byte, p string) error {
+	r.object(k, required, func(b []byte, p path) error {
 		m = new(Message)
 		return m.decode(b, p)
 	})
@@ -677,7 +673,7 @@ func (r *objReader) messages(k string) []Message {
 	}
 	msgs := make([]Message, countElements(v))
 	err := forElements(v, func(i int, e []byte) error {
-		return msgs[i].decode(e, r.field(k)+"["+strconv.Itoa(i)+"]")
+		return msgs[i].decode(e, r.path.key(k).index(i))
 	})
 	if err != nil {
 		if r.err == nil {
@@ -703,7 +699,7 @@ func (r *objReader) blocks(k string, required bool) []Block {
 	}
 	blocks := make([]Block, countElements(v))
 	err := forElements(v, func(i int, e []byte) error {
-		return blocks[i].decode(e, r.field(k)+"["+strconv.Itoa(i)+"]")
+		return blocks[i].decode(e, r.path.key(k).index(i))
 	})
 	if err != nil {
 		if r.err == nil {

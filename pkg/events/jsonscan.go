@@ -48,7 +48,18 @@ func trimSpace(data []byte) []byte {
 // data[i].
 func stringEnd(data []byte, i int) int {
 	i++
-	for {
+	// Most strings are short (keys, names, ids): a plain loop first.
+	for n := 0; n < 32 && i < len(data); n++ {
+		switch data[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	for i < len(data) {
 		j := bytes.IndexByte(data[i:], '"')
 		if j < 0 {
 			return len(data) // only on invalid input
@@ -65,6 +76,7 @@ func stringEnd(data []byte, i int) int {
 		}
 		i++
 	}
+	return len(data) // only on invalid input
 }
 
 // valueEnd returns the index just past the value that starts at data[i].

@@ -141,3 +141,37 @@ func TestScanSeeds(t *testing.T) {
 		}
 	}
 }
+
+func TestPathString(t *testing.T) {
+	for _, c := range []struct {
+		p    path
+		want string
+	}{
+		{path{}, ""},
+		{path{}.key("a"), "a"},
+		{path{}.index(1).key("mimeType"), "[1].mimeType"},
+		{path{}.key("message").key("content").index(2).key("type"), "message.content[2].type"},
+		{path{}.key("a").index(1).key("b").index(2).key("c").index(3).key("d"), "a[1].b[2].c[3].d"},
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("path = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// Strings of every length around stringEnd's switch from a plain loop to
+// IndexByte, with escaped quotes and backslashes at every position.
+func TestStringEndLengths(t *testing.T) {
+	for n := range 80 {
+		for _, esc := range []string{`\"`, `\\`, `\\\"`, `\u0022`, `"`} {
+			for at := 0; at <= n; at += 7 {
+				s := strings.Repeat("a", at) + esc + strings.Repeat("b", n-at)
+				v := []byte(`["` + s + `","x"]`)
+				if !json.Valid(v) {
+					continue // a bare quote
+				}
+				checkSpans(t, v)
+			}
+		}
+	}
+}

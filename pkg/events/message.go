@@ -150,19 +150,19 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if err := validObject(data, ""); err != nil {
 		return err
 	}
-	return m.decode(data, "")
+	return m.decode(data, path{})
 }
 
-// decode decodes data, a span of valid JSON, named path in errors.
-func (m *Message) decode(data []byte, path string) error {
-	r, err := readValidObject(data, path)
+// decode decodes data, a span of valid JSON, named p in errors.
+func (m *Message) decode(data []byte, p path) error {
+	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
 	defer r.release()
 	*m = Message{Role: r.name("role", true)}
 	content := func(required bool) {
-		r.object("content", required, func(b []byte, p string) error { return m.Content.decode(b, p) })
+		r.object("content", required, func(b []byte, p path) error { return m.Content.decode(b, p) })
 	}
 	switch m.Role {
 	case RoleUser:
@@ -173,7 +173,7 @@ func (m *Message) decode(data []byte, path string) error {
 		m.API = r.str("api", false)
 		m.Provider = r.str("provider", false)
 		m.Model = r.str("model", false)
-		r.object("usage", false, func(b []byte, p string) error {
+		r.object("usage", false, func(b []byte, p path) error {
 			m.Usage = new(Usage)
 			return m.Usage.decode(b, p)
 		})

@@ -92,7 +92,7 @@ func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error
 		}
 		return e, err
 	}
-	obj, err := readObject(line, "")
+	obj, err := readObject(line)
 	if err != nil {
 		return Entry{}, err
 	}

@@ -109,7 +109,7 @@ func (r ToolResult) Encode() ([]byte, error) {
 // DecodeToolResult decodes and validates a tool result.
 func DecodeToolResult(data []byte) (ToolResult, error) {
 	var r ToolResult
-	obj, err := readObject(data, "")
+	obj, err := readObject(data)
 	if err != nil {
 		return ToolResult{}, err
 	}
@@ -152,7 +152,7 @@ func (r ToolResult) ResultMessage(timestamp int64) Message {
 // schema version current (absent means current). Members that are not v's
 // fields are ignored.
 func decodeStrict(data []byte, v any, version *int) error {
-	r, err := readObject(data, "")
+	r, err := readObject(data)
 	if err != nil {
 		return err
 	}
