@@ -77,10 +77,12 @@ func (b Block) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes and validates a block.
 func (b *Block) UnmarshalJSON(data []byte) error {
-	if err := validObject(data, ""); err != nil {
+	ix, err := indexObject(data)
+	if err != nil {
 		return err
 	}
-	return b.decode(data, path{})
+	defer ix.release()
+	return b.decode(data, path{ix: ix})
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
@@ -169,7 +171,8 @@ func (c Content) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts a string or an array of blocks.
 func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
-	if !validJSON(data) {
+	ix := indexJSON(data)
+	if ix == nil {
 		if len(data) > 0 && data[0] == '"' {
 			var s string
 			err := json.Unmarshal(data, &s)
@@ -177,7 +180,8 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		}
 		return fieldErr("", "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
-	return c.decode(data, path{})
+	defer ix.release()
+	return c.decode(data, path{ix: ix})
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
@@ -194,8 +198,8 @@ func (c *Content) decode(data []byte, p path) error {
 	default:
 		return fieldErr(p.String(), "must be a string or an array of content blocks, got %s", jsonKind(data))
 	}
-	blocks := make([]Block, countElements(data))
-	err := forElements(data, func(i int, v []byte) error {
+	blocks := make([]Block, countElements(data, p.ix))
+	err := forElements(data, p.ix, func(i int, v []byte) error {
 		return blocks[i].decode(v, p.index(i))
 	})
 	if err != nil {
@@ -246,10 +250,12 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes usage; counts default to zero.
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	if err := validObject(data, ""); err != nil {
+	ix, err := indexObject(data)
+	if err != nil {
 		return err
 	}
-	return u.decode(data, path{})
+	defer ix.release()
+	return u.decode(data, path{ix: ix})
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
@@ -288,10 +294,12 @@ func (c Cost) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a cost; amounts default to zero.
 func (c *Cost) UnmarshalJSON(data []byte) error {
-	if err := validObject(data, ""); err != nil {
+	ix, err := indexObject(data)
+	if err != nil {
 		return err
 	}
-	return c.decode(data, path{})
+	defer ix.release()
+	return c.decode(data, path{ix: ix})
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.

@@ -34,6 +34,7 @@ type objReader struct {
 	path path
 	err  error
 	buf  *[]member // where ms came from: handed back by release
+	own  bool      // path.ix is this reader's to release
 }
 
 // memberBufs recycles the member slices of readers: an entry has a reader
@@ -43,10 +44,17 @@ var memberBufs = sync.Pool{New: func() any { return new([]member) }}
 // readObject reads data, which must be valid JSON, all of it, holding an
 // object. Call release when done.
 func readObject(data []byte) (objReader, error) {
-	if !validJSON(data) {
+	ix := indexJSON(data)
+	if ix == nil {
 		return objReader{}, notObject(data, "")
 	}
-	return readValidObject(data, path{})
+	r, err := readValidObject(data, path{ix: ix})
+	if err != nil {
+		ix.release()
+		return r, err
+	}
+	r.own = true
+	return r, nil
 }
 
 // readValidObject reads data, which must be a span of input readObject
@@ -64,6 +72,10 @@ func readValidObject(data []byte, p path) (objReader, error) {
 
 // release hands r's members back for reuse; r must not be used after.
 func (r *objReader) release() {
+	if r.own {
+		r.path.ix.release()
+		r.own = false
+	}
 	if r.buf == nil {
 		return
 	}
@@ -82,13 +94,14 @@ func notObject(data []byte, path string) error {
 	return &FieldError{Field: path, Problem: "must be a JSON object: " + describeJSONErr(err, data)}
 }
 
-// validObject checks that data is valid JSON, all of it, before a decoder
-// reads it with openValid.
-func validObject(data []byte, path string) error {
-	if !validJSON(data) {
-		return notObject(data, path)
+// indexObject validates data, all of it, and returns its index for a
+// decoder that reads it with readValidObject. Release the index after.
+func indexObject(data []byte) (*index, error) {
+	ix := indexJSON(data)
+	if ix == nil {
+		return nil, notObject(data, "")
 	}
-	return nil
+	return ix, nil
 }
 
 func describeJSONErr(err error, data []byte) string {
@@ -341,8 +354,8 @@ func plainStrings(v []byte) ([]string, bool) {
 	if v[0] != '[' {
 		return nil, false
 	}
-	s := make([]string, 0, countElements(v))
-	err := forElements(v, func(_ int, e []byte) error {
+	s := make([]string, 0, countElements(v, nil))
+	err := forElements(v, nil, func(_ int, e []byte) error {
 		if e[0] != '"' {
 			return errNotString
 		}
@@ -671,8 +684,8 @@ func (r *objReader) messages(k string) []Message {
 		r.fail(k, "must be an array of messages, got %s", jsonKind(v))
 		return nil
 	}
-	msgs := make([]Message, countElements(v))
-	err := forElements(v, func(i int, e []byte) error {
+	msgs := make([]Message, countElements(v, r.path.ix))
+	err := forElements(v, r.path.ix, func(i int, e []byte) error {
 		return msgs[i].decode(e, r.path.key(k).index(i))
 	})
 	if err != nil {
@@ -697,8 +710,8 @@ func (r *objReader) blocks(k string, required bool) []Block {
 		r.fail(k, "must be an array of content blocks, got %s", jsonKind(v))
 		return nil
 	}
-	blocks := make([]Block, countElements(v))
-	err := forElements(v, func(i int, e []byte) error {
+	blocks := make([]Block, countElements(v, r.path.ix))
+	err := forElements(v, r.path.ix, func(i int, e []byte) error {
 		return blocks[i].decode(e, r.path.key(k).index(i))
 	})
 	if err != nil {

@@ -5,11 +5,13 @@ import "strconv"
 // path names a value in errors, e.g. message.content[2].type: the steps from
 // the decoded document's root. Decoders pass it down by value and make it a
 // string only when they report an error, so a valid document costs no
-// string building.
+// string building. It also carries the document's index, which readers of
+// nested values use to skip containers.
 type path struct {
 	prefix string // the first steps, already a string (long paths)
 	steps  [4]pathStep
 	n      int
+	ix     *index
 }
 
 // pathStep is a member name, or an array index when key is "".
@@ -26,7 +28,7 @@ func (p path) index(i int) path { return p.add(pathStep{index: i}) }
 
 func (p path) add(s pathStep) path {
 	if p.n == len(p.steps) {
-		p = path{prefix: p.String()}
+		p = path{prefix: p.String(), ix: p.ix}
 	}
 	p.steps[p.n] = s
 	p.n++

@@ -7,7 +7,7 @@ import (
 )
 
 // A small scanner over JSON that is already known to be valid (checked once,
-// by the entry point, with validJSON). It finds where values end, splits
+// by the entry point, with indexJSON). It finds where values end, splits
 // objects and arrays into the spans of their members without copying, and
 // decodes strings the way encoding/json does. On invalid input its results
 // are meaningless: never call it on unchecked bytes.
@@ -79,12 +79,16 @@ func stringEnd(data []byte, i int) int {
 	return len(data) // only on invalid input
 }
 
-// valueEnd returns the index just past the value that starts at data[i].
-func valueEnd(data []byte, i int) int {
+// valueEnd returns the index just past the value that starts at data[i];
+// ix, if not nil, is the index of the document data is a span of.
+func valueEnd(data []byte, i int, ix *index) int {
 	switch data[i] {
 	case '"':
 		return stringEnd(data, i)
 	case '{', '[':
+		if end, ok := ix.end(data, i); ok {
+			return end
+		}
 		depth := 0
 		for i < len(data) {
 			switch data[i] {
@@ -140,7 +144,7 @@ func (r *objReader) split() {
 			m.ke, m.esc = len(r.keys), true
 		}
 		i = skipSpace(obj, skipSpace(obj, end)+1) // past the colon
-		m.vs, m.ve = i, valueEnd(obj, i)
+		m.vs, m.ve = i, valueEnd(obj, i, r.path.ix)
 		r.ms = append(r.ms, m)
 		i = skipSpace(obj, m.ve)
 		if obj[i] != ',' {
@@ -151,14 +155,15 @@ func (r *objReader) split() {
 }
 
 // forElements calls f with each element of arr, a valid JSON array without
-// surrounding whitespace, and its index; it stops at the first error.
-func forElements(arr []byte, f func(i int, v []byte) error) error {
+// surrounding whitespace, and its index; it stops at the first error. ix, if
+// not nil, is the index of the document arr is a span of.
+func forElements(arr []byte, ix *index, f func(i int, v []byte) error) error {
 	i := skipSpace(arr, 1)
 	if arr[i] == ']' {
 		return nil
 	}
 	for n := 0; ; n++ {
-		end := valueEnd(arr, i)
+		end := valueEnd(arr, i, ix)
 		if err := f(n, arr[i:end]); err != nil {
 			return err
 		}
@@ -172,9 +177,9 @@ func forElements(arr []byte, f func(i int, v []byte) error) error {
 
 // countElements returns the number of elements of arr, a valid JSON array
 // without surrounding whitespace.
-func countElements(arr []byte) int {
+func countElements(arr []byte, ix *index) int {
 	n := 0
-	forElements(arr, func(int, []byte) error { n++; return nil })
+	forElements(arr, ix, func(int, []byte) error { n++; return nil })
 	return n
 }
 
@@ -321,193 +326,4 @@ func parseInt(b []byte) (n int64, ok bool) {
 		n = -n
 	}
 	return n, true
-}
-
-// validJSON reports whether data is one JSON value with only whitespace
-// around it: exactly what json.Valid accepts (strings may hold any byte but
-// a control character, invalid UTF-8 included; at most 10000 nested arrays
-// and objects), found faster.
-func validJSON(data []byte) bool {
-	const maxDepth = 10000 // encoding/json's limit
-	var stackBuf [64]byte
-	stack := stackBuf[:0] // '{' or '[' for each open container
-	i := skipSpace(data, 0)
-	for {
-		// A value starts at i.
-		if i >= len(data) {
-			return false
-		}
-		ok := true
-		switch c := data[i]; {
-		case c == '{' || c == '[':
-			stack = append(stack, c)
-			if len(stack) > maxDepth {
-				return false
-			}
-			i = skipSpace(data, i+1)
-			if i < len(data) && data[i] == c+2 { // '}' or ']'
-				stack = stack[:len(stack)-1]
-				i++
-				break
-			}
-			if c == '{' {
-				if i, ok = validKey(data, i); !ok {
-					return false
-				}
-			}
-			continue
-		case c == '"':
-			i, ok = validString(data, i)
-		case c == '-' || c >= '0' && c <= '9':
-			i, ok = validNumber(data, i)
-		case c == 't':
-			i, ok = validLiteral(data, i, "true")
-		case c == 'f':
-			i, ok = validLiteral(data, i, "false")
-		case c == 'n':
-			i, ok = validLiteral(data, i, "null")
-		default:
-			return false
-		}
-		if !ok {
-			return false
-		}
-		// After a value: close containers, or go on to the next member or
-		// element.
-		for {
-			i = skipSpace(data, i)
-			if len(stack) == 0 {
-				return i == len(data)
-			}
-			if i >= len(data) {
-				return false
-			}
-			top := stack[len(stack)-1]
-			if data[i] == top+2 {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			if data[i] != ',' {
-				return false
-			}
-			i = skipSpace(data, i+1)
-			if top == '{' {
-				if i, ok = validKey(data, i); !ok {
-					return false
-				}
-			}
-			break
-		}
-	}
-}
-
-// validKey checks a key and its colon at data[i:] and returns the index of
-// the value after them.
-func validKey(data []byte, i int) (int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return i, false
-	}
-	i, ok := validString(data, i)
-	if !ok {
-		return i, false
-	}
-	i = skipSpace(data, i)
-	if i >= len(data) || data[i] != ':' {
-		return i, false
-	}
-	return skipSpace(data, i+1), true
-}
-
-// strStop marks the bytes that end a run of plain string content.
-var strStop = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// validString checks the string whose quote is at data[i] and returns the
-// index just past it.
-func validString(data []byte, i int) (int, bool) {
-	i++
-	for {
-		for i < len(data) && !strStop[data[i]] {
-			i++
-		}
-		if i >= len(data) {
-			return i, false
-		}
-		switch c := data[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		}
-		// A backslash.
-		if i+1 >= len(data) {
-			return i, false
-		}
-		switch data[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-		case 'u':
-			if i+6 > len(data) || hex4(data[i+2:i+6]) < 0 {
-				return i, false
-			}
-			i += 6
-		default:
-			return i, false
-		}
-	}
-}
-
-// validNumber checks the number that starts at data[i] and returns the index
-// just past it.
-func validNumber(data []byte, i int) (int, bool) {
-	if data[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && data[i] >= '1' && data[i] <= '9':
-		i = digits(data, i+1)
-	default:
-		return i, false
-	}
-	if i < len(data) && data[i] == '.' {
-		j := digits(data, i+1)
-		if j == i+1 {
-			return i, false
-		}
-		i = j
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		j := digits(data, i)
-		if j == i {
-			return i, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func digits(data []byte, i int) int {
-	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-func validLiteral(data []byte, i int, lit string) (int, bool) {
-	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
-		return i, false
-	}
-	return i + len(lit), true
 }

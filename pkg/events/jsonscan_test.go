@@ -64,14 +64,18 @@ func FuzzScan(f *testing.F) {
 		if got := compactValid(v); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("compactValid(%q) = %q, json.Compact gives %q", v, got, want.Bytes())
 		}
-		checkSpans(t, v)
+		checkSpans(t, v, nil)
+		ix := indexJSON(data)
+		defer ix.release()
+		checkSpans(t, v, ix)
 	})
 }
 
-// checkSpans checks v, valid JSON, and every value in it.
-func checkSpans(t *testing.T, v []byte) {
+// checkSpans checks v, valid JSON, and every value in it; ix, if not nil,
+// is the index of the document v is a span of.
+func checkSpans(t *testing.T, v []byte, ix *index) {
 	t.Helper()
-	if end := valueEnd(v, 0); end != len(v) {
+	if end := valueEnd(v, 0, ix); end != len(v) {
 		t.Fatalf("valueEnd(%q) = %d, want %d", v, end, len(v))
 	}
 	switch v[0] {
@@ -88,14 +92,14 @@ func checkSpans(t *testing.T, v []byte) {
 		if err := json.Unmarshal(v, &want); err != nil {
 			t.Fatal(err)
 		}
-		if n := countElements(v); n != len(want) {
+		if n := countElements(v, ix); n != len(want) {
 			t.Fatalf("countElements(%q) = %d, want %d", v, n, len(want))
 		}
-		forElements(v, func(i int, e []byte) error {
+		forElements(v, ix, func(i int, e []byte) error {
 			if !bytes.Equal(e, want[i]) {
 				t.Fatalf("element %d of %q is %q, want %q", i, v, e, want[i])
 			}
-			checkSpans(t, e)
+			checkSpans(t, e, ix)
 			return nil
 		})
 	case '{':
@@ -103,13 +107,13 @@ func checkSpans(t *testing.T, v []byte) {
 		if err := json.Unmarshal(v, &want); err != nil {
 			t.Fatal(err)
 		}
-		r := objReader{data: v}
+		r := objReader{data: v, path: path{ix: ix}}
 		r.split()
 		got := map[string]json.RawMessage{}
 		for i := range r.ms {
 			m := &r.ms[i]
 			got[string(r.key(m))] = r.val(m)
-			checkSpans(t, r.val(m))
+			checkSpans(t, r.val(m), ix)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("split(%q) finds keys %q, want %q", v, keys(got), keys(want))
@@ -137,7 +141,10 @@ func TestScanSeeds(t *testing.T) {
 			t.Errorf("validJSON(%q) = %v, json.Valid = %v", data, got, want)
 		}
 		if json.Valid(data) {
-			checkSpans(t, trimSpace(data))
+			checkSpans(t, trimSpace(data), nil)
+			ix := indexJSON(data)
+			checkSpans(t, trimSpace(data), ix)
+			ix.release()
 		}
 	}
 }
@@ -170,7 +177,10 @@ func TestStringEndLengths(t *testing.T) {
 				if !json.Valid(v) {
 					continue // a bare quote
 				}
-				checkSpans(t, v)
+				checkSpans(t, v, nil)
+				ix := indexJSON(v)
+				checkSpans(t, v, ix)
+				ix.release()
 			}
 		}
 	}

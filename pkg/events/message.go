@@ -147,10 +147,12 @@ func (m Message) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes and validates a message.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	if err := validObject(data, ""); err != nil {
+	ix, err := indexObject(data)
+	if err != nil {
 		return err
 	}
-	return m.decode(data, path{})
+	defer ix.release()
+	return m.decode(data, path{ix: ix})
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
