@@ -42,6 +42,9 @@ type actor struct {
 	deferred []intake.Command // commands waiting for the run to end
 	snapAt   int              // records in the session at its last snapshot
 	eventSeq atomic.Uint64
+	// settled is set when the run's agent_end goes out: the run is
+	// returning, and a command that came upon that event waits for it.
+	settled atomic.Bool
 
 	cmds struct {
 		sync.Mutex
@@ -223,6 +226,7 @@ func (a *actor) finish(commandID string) {
 // startRun runs f on the run goroutine.
 func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 	a.running = true
+	a.settled.Store(false)
 	a.part.markRunning(ctx, a.sid, true)
 	a.part.wg.Add(1)
 	go func() {
@@ -297,6 +301,12 @@ func (a *actor) handle(ctx context.Context, it item) {
 	case it.result != nil:
 		a.waits.deliver(*it.result)
 	case it.cmd != nil:
+		if a.running && a.settled.Load() {
+			// The run published its agent_end and is returning: a client
+			// that sent this command upon that event must find the session
+			// idle, not busy.
+			a.afterRun(ctx, <-a.runDone)
+		}
 		c := *it.cmd
 		if c.Err == nil {
 			a.cmds.Lock()
@@ -318,6 +328,9 @@ func (a *actor) handle(ctx context.Context, it item) {
 // harm (the log is the record), so it does not wait for the stream.
 func (a *actor) publish(ev events.Event) {
 	a.o.metrics.agent.observe(a.sid, &ev)
+	if ev.Type == events.EvAgentEnd {
+		a.settled.Store(true)
+	}
 	ev.SessionID = a.sid
 	ev.Seq = a.eventSeq.Add(1)
 	if ev.Time == "" {

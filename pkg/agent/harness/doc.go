@@ -25,7 +25,9 @@
 // in the order they were asked, at each save point (after a turn's tool
 // results) and when the run settles — always after the agent's own messages
 // of that turn. Configuration changed during a turn applies from the next
-// save point, never to the request in flight.
+// save point, never to the request in flight. A run's agent_end reaches the
+// sink last, once the harness is idle again and its writes are flushed, so
+// a prompt sent upon it is not refused as busy.
 //
 // # Concurrency
 //

@@ -78,6 +78,8 @@ type Harness struct {
 		cancel     context.CancelCauseFunc
 		writeCtx   context.Context
 		lastLeafID string
+		// agentEnd is the run's agent_end, held until the harness is idle.
+		agentEnd *events.Event
 	}
 }
 

@@ -54,9 +54,16 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	h.run.retrying, h.run.compacted, h.run.writeErr = 0, false, nil
 	h.run.cancel = cancel
 	h.run.writeCtx = ctx
+	h.run.agentEnd = nil
 	defer func() {
 		if ferr := h.end(ctx); err == nil {
 			err = ferr
+		}
+		// agent_end goes out once the harness is idle and every write is
+		// flushed: a client that prompts again upon it finds it idle.
+		if ev := h.run.agentEnd; ev != nil {
+			h.run.agentEnd = nil
+			h.publish(*ev)
 		}
 	}()
 
@@ -155,6 +162,10 @@ func (h *Harness) onEvent(ev events.Event) {
 			h.run.writeErr = err
 			h.run.cancel(err)
 		}
+	}
+	if ev.Type == events.EvAgentEnd {
+		h.run.agentEnd = &ev // published by start once idle
+		return
 	}
 	h.publish(ev)
 	if ev.Type == events.EvMessageEnd && ev.Message.Role == events.RoleAssistant && ev.Message.StopReason != events.StopError {
