@@ -130,6 +130,16 @@ func ensureObjectStore(ctx context.Context, js jetstream.JetStream, noCreate boo
 // Append implements [Log]. It retries transient failures with the same
 // message id and expected sequence, so a retry either lands once or is
 // recognised as the write that already landed.
+//
+// The log deduplicates by entry id (the message id), and an id says nothing
+// about the bytes: a writer that retries with the entry rebuilt (a new
+// timestamp, a reply generated again) or a second writer that derived the
+// same id would be told "duplicate" for bytes it did not write. So whenever
+// the stream reports the id as stored already (a duplicate ack on R3, a
+// wrong last sequence whose last message carries the id on R1), Append reads
+// the stored message back and returns it only if its bytes are the ones
+// asked for; otherwise it fails with [ErrConflict], and the writer must
+// reload rather than chain the next entry to bytes the log does not hold.
 func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e events.Entry) (Record, error) {
 	if err := validateAppend(sid, &e); err != nil {
 		return Record{}, err
@@ -156,20 +166,41 @@ func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e 
 		// sequence instead of a duplicate: look at what is last.
 		last, lerr := l.lastMsg(ctx, subj)
 		if lerr == nil && last.Header.Get(events.HeaderMsgID) == msgID {
-			return l.rawRecord(ctx, sid, last.Sequence, last.Data)
+			return l.storedAlready(ctx, sid, e.ID, last.Sequence, last.Data, digest)
 		}
 		return Record{}, fmt.Errorf("%w: session %s: expected last sequence %d: %w", ErrConflict, sid, expect, err)
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("session: append %s to %s: %w", e.ID, sid, err)
 	}
-	// A duplicate ack (R3) carries the original sequence; the bytes are the
-	// same ones, since the entry id is.
+	if ack.Duplicate {
+		// R3: the id is stored at ack.Sequence, but by whom, with what bytes?
+		m, err := l.msgAt(ctx, ack.Sequence)
+		if err != nil {
+			return Record{}, fmt.Errorf("session: append %s to %s: read back the entry stored under its id at sequence %d: %w", e.ID, sid, ack.Sequence, err)
+		}
+		return l.storedAlready(ctx, sid, e.ID, m.Sequence, m.Data, digest)
+	}
 	e.V = events.SchemaVersion
 	return Record{Session: sid, Seq: ack.Sequence, Entry: e, Data: data, Digest: digest}, nil
 }
 
+// storedAlready is the answer to an append whose entry id the log holds
+// already, at seq with the bytes data: the stored record if they are the
+// bytes the writer asked to append (digest), a conflict if they are not.
+func (l *JetStreamLog) storedAlready(ctx context.Context, sid, id string, seq uint64, data []byte, digest string) (Record, error) {
+	if got := Digest(data); got != digest {
+		return Record{}, fmt.Errorf("%w: session %s: entry %s is stored already (sequence %d) with other bytes (digest %s, this append's %s): another writer, or a retry that rebuilt the entry",
+			ErrConflict, sid, id, seq, got, digest)
+	}
+	return l.rawRecord(ctx, sid, seq, data)
+}
+
 var schemaHeader = fmt.Sprint(events.SchemaVersion)
+
+// errCodeDuplicateInProcess is the server's JSStreamDuplicateMessageConflict
+// ("duplicate message id is in process"), which nats.go has no name for.
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 
 func isConflict(err error) bool {
 	var apiErr *jetstream.APIError
@@ -190,6 +221,26 @@ func (l *JetStreamLog) rawRecord(ctx context.Context, sid string, seq uint64, da
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// errNotApplied: a message the leader acknowledged is not yet readable from
+// the replica that answered a direct get.
+var errNotApplied = errors.New("session: stored message not yet on the replica that answered")
+
+// msgAt reads the message at stream sequence seq, which the leader has
+// acknowledged. A direct get may be answered by a replica that has not applied
+// it yet; that is retried like a timeout.
+func (l *JetStreamLog) msgAt(ctx context.Context, seq uint64) (*jetstream.RawStreamMsg, error) {
+	var m *jetstream.RawStreamMsg
+	err := l.retry(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = l.stream.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return fmt.Errorf("%w: %w", errNotApplied, err)
+		}
+		return err
+	})
+	return m, err
 }
 
 func (l *JetStreamLog) lastMsg(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
@@ -233,10 +284,12 @@ func transient(ctx context.Context, err error) bool {
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		// 503s: JetStream or the stream's group temporarily unavailable.
-		return apiErr.Code == 503 || apiErr.ErrorCode == 10008
+		// 503s: JetStream or the stream's group temporarily unavailable;
+		// 10158: the same message id is being stored right now (an
+		// earlier attempt in flight), so the next try is a duplicate.
+		return apiErr.Code == 503 || apiErr.ErrorCode == 10008 || apiErr.ErrorCode == errCodeDuplicateInProcess
 	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+	return errors.Is(err, errNotApplied) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
 }
