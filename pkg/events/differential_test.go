@@ -193,6 +193,11 @@ var trickyInputs = []string{
 	`{"v":1,"type":"turn_end","toolResults":[],"message":{"role":"assistant","content":"x"}}`,
 	`{"v":1,"type":"message_update","delta":{"KIND":"text","contentIndex":1e2,"delta":"x"},"seq":1.0}`,
 	`{"v":1,"sessionId":"s","toolCallId":"t","name":"n","arguments":{ "a" : 1 },"idempotent":true,"timeoutMs":5,"timeoutMs":-1}`,
+	// raw values of the envelopes, with space to drop and characters encoding/json escapes
+	`{"v":1,"sessionId":"s","toolCallId":"t","name":"n","arguments":{ "a" : "<b>& ` + "  " + `" , "c": [ 1 , 2 ] },"idempotent":true}`,
+	`{"v":1,"type":"tool_execution_start","toolCallId":"t","toolName":"n","args":{ "q" : "a<b" }}`,
+	`{"v":1,"kind":"tool","sessionId":"s","toolCallId":"t","toolName":"n","content":[],"details":{ "x" : "<&>" },"isError":false,"durationMs":1}`,
+	`{"v":1,"id":"c1","type":"prompt","text":"<a href=\"x\">&amp;</a>` + " " + `","sessionId":"s1","whenBusy":"steer"}`,
 	`{"v":1,"kind":"tool","sessionId":"s","toolCallId":"t","toolName":"n","content":[null],"isError":false,"durationMs":1}`,
 	`{"v":1,"kind":"tool","sessionId":"s","toolCallId":"t","toolName":"n","content":[],"details":{ "a":[ ] },"isError":false,"durationMs":1.5}`,
 }
@@ -207,7 +212,8 @@ func TestDifferentialMutations(t *testing.T) {
 	for _, d := range decoderPairs() {
 		pairs[d.name] = d
 	}
-	replacements := []string{`null`, `0`, `-1`, `1.5`, `1e400`, `""`, `"x"`, `"\u00e9\ud800"`, `true`, `[]`, `{}`, `[null]`, `["a",1]`, `{"type":"text","text":"t"}`}
+	replacements := []string{`null`, `0`, `-1`, `1.5`, `1e400`, `""`, `"x"`, `"\u00e9\ud800"`, `true`, `[]`, `{}`, `[null]`, `["a",1]`,
+		`{"type":"text","text":"t"}`, "\"<a&b>\u2028\"", "{\"k\":[\"<&>\u2029\",2]}"}
 	for i, seed := range seeds {
 		if i > 80 {
 			break // the pi lines are more of the same
@@ -221,7 +227,15 @@ func TestDifferentialMutations(t *testing.T) {
 		}
 		for _, path := range jsonPaths(doc, nil) {
 			for _, r := range replacements {
-				agree(t, d, replaceAt(t, doc, path, json.RawMessage(r)))
+				b := replaceAt(t, doc, path, json.RawMessage(r))
+				agree(t, d, b)
+				if kinds[i] != "entry" { // and with space between the tokens
+					var ind bytes.Buffer
+					if err := json.Indent(&ind, b, " ", "\t"); err != nil {
+						t.Fatal(err)
+					}
+					agree(t, d, ind.Bytes())
+				}
 			}
 		}
 		if kinds[i] == "entry" && len(seed) < 400 {
@@ -275,11 +289,13 @@ func replaceAt(t *testing.T, doc any, path []string, r json.RawMessage) []byte {
 		}
 		return v
 	}
-	b, err := json.Marshal(swap(doc, path))
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep the characters encoding/json escapes
+	if err := enc.Encode(swap(doc, path)); err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return bytes.TrimSpace(b.Bytes())
 }
 
 // FuzzDifferential runs every decoder, new and old, on the fuzzer's inputs.

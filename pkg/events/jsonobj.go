@@ -655,7 +655,7 @@ func (r *objReader) decodeKnown(v any) error {
 		data = append(data, '"') // a field name: plain ASCII
 		data = append(data, m.key...)
 		data = append(data, '"', ':')
-		data = append(data, m.val...)
+		data = appendMarshalled(data, m.val) // as json.Marshal wrote it into the map's JSON
 	}
 	data = append(data, '}')
 	if err := json.Unmarshal(data, v); err != nil {

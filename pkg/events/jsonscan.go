@@ -327,3 +327,39 @@ func parseInt(b []byte) (n int64, ok bool) {
 	}
 	return n, true
 }
+
+// appendMarshalled appends v, valid JSON, as json.Marshal writes it when it
+// is a json.RawMessage: compacted, with <, >, & and U+2028, U+2029 escaped.
+func appendMarshalled(dst, v []byte) []byte {
+	const hex = "0123456789abcdef"
+	start, inString := 0, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !inString {
+			switch c {
+			case '"':
+				inString = true
+			case ' ', '\t', '\n', '\r':
+				dst = append(dst, v[start:i]...)
+				start = i + 1
+			}
+			continue
+		}
+		switch {
+		case c == '\\':
+			i++ // the escaped byte
+		case c == '"':
+			inString = false
+		case c == '<' || c == '>' || c == '&':
+			dst = append(dst, v[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8: // U+2028, U+2029
+			dst = append(dst, v[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[v[i+2]&0xF])
+			i += 2
+			start = i + 1
+		}
+	}
+	return append(dst, v[start:]...)
+}

@@ -16,7 +16,7 @@ var scanSeeds = []string{
 	``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e5`, `1E+5`, `1e`, `.5`, `+1`, `1.5e-3`, `true`, `tru`, `truex`, `null`, `nul`, `false`,
 	`""`, `"a`, `"\u00e9"`, `"\u00G0"`, `"\x"`, `"\/\b\f\n\r\t\"\\"`, "\"\x01\"", "\"\x7f\xff\"", `"\ud800\udc00"`, `"\ud800"`, `"\udc00\ud800"`,
 	`{}`, `{ }`, `{"a":1}`, `{"a":1,}`, `{"a" : [1, {"b":null}] , "c":"}"}`, `{1:2}`, `{"a"}`, `{"a":}`, `[`, `[]`, `[1,]`, `[1 2]`, `[,1]`,
-	`{}{}`, `{} x`, " \t\r\n[1]\n", "\v[1]", `[1]]`, `{"a":1}}`, `{"a":[}`, `["\\"]`, `["\\\""]`,
+	`{}{}`, `{} x`, " \t\r\n[1]\n", "\v[1]", "{ \"<\" : [ \"a&b\\\\<\" , \"\u2028\u2029\xe2\x80\" ] }", `[1]]`, `{"a":1}}`, `{"a":[}`, `["\\"]`, `["\\\""]`,
 }
 
 func FuzzValidJSON(f *testing.F) {
@@ -63,6 +63,13 @@ func FuzzScan(f *testing.F) {
 		}
 		if got := compactValid(v); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("compactValid(%q) = %q, json.Compact gives %q", v, got, want.Bytes())
+		}
+		wantM, err := json.Marshal(json.RawMessage(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendMarshalled(nil, v); !bytes.Equal(got, wantM) {
+			t.Fatalf("appendMarshalled(%q) = %q, json.Marshal gives %q", v, got, wantM)
 		}
 		checkSpans(t, v, nil)
 		ix := indexJSON(data)
