@@ -212,7 +212,7 @@ func TestDifferentialMutations(t *testing.T) {
 	for _, d := range decoderPairs() {
 		pairs[d.name] = d
 	}
-	replacements := []string{`null`, `0`, `-1`, `1.5`, `1e400`, `""`, `"x"`, `"\u00e9\ud800"`, `true`, `[]`, `{}`, `[null]`, `["a",1]`,
+	replacements := []string{`null`, `0`, `-0`, `-1`, `1.5`, `1e400`, `1234567890123456789`, `12345678901234567890`, `""`, `"x"`, `"\u00e9\ud800"`, `true`, `[]`, `{}`, `[null]`, `["a",1]`,
 		`{"type":"text","text":"t"}`, "\"<a&b>\u2028\"", "{\"k\":[\"<&>\u2029\",2]}"}
 	for i, seed := range seeds {
 		if i > 80 {

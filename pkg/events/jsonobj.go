@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -591,77 +589,6 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-// jsonNames returns the JSON member names of struct type t's fields.
-func jsonNames(t reflect.Type) map[string]bool {
-	if v, ok := jsonNamesCache.Load(t); ok {
-		return v.(map[string]bool)
-	}
-	names := make(map[string]bool, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		names[name] = true
-	}
-	jsonNamesCache.Store(t, names)
-	return names
-}
-
-var jsonNamesCache sync.Map // reflect.Type -> map[string]bool
-
-// decodeKnown decodes into v, a pointer to a struct with json tags, the members
-// of r whose keys are exactly the JSON names of v's fields, and takes them out
-// of r. encoding/json alone would also match keys that differ in case, so an
-// unknown member "ID" could overwrite "id". The members go to encoding/json
-// in key order, the last of duplicate keys only, so its first type error is
-// the one it always reported.
-func (r *objReader) decodeKnown(v any) error {
-	known := jsonNames(reflect.TypeOf(v).Elem())
-	type kv struct{ key, val []byte }
-	var buf [16]kv
-	sub := buf[:0]
-	size := 2
-	for i := range r.ms {
-		m := &r.ms[i]
-		key := r.key(m)
-		if m.taken || !known[string(key)] {
-			continue
-		}
-		m.taken = true
-		val := r.val(m)
-		if j := slices.IndexFunc(sub, func(s kv) bool { return bytes.Equal(s.key, key) }); j >= 0 {
-			size += len(val) - len(sub[j].val)
-			sub[j].val = val
-			continue
-		}
-		sub = append(sub, kv{key, val})
-		size += len(key) + len(val) + 4
-	}
-	slices.SortFunc(sub, func(a, b kv) int { return bytes.Compare(a.key, b.key) })
-	data := make([]byte, 0, size)
-	data = append(data, '{')
-	for i, m := range sub {
-		if i > 0 {
-			data = append(data, ',')
-		}
-		data = append(data, '"') // a field name: plain ASCII
-		data = append(data, m.key...)
-		data = append(data, '"', ':')
-		data = appendMarshalled(data, m.val) // as json.Marshal wrote it into the map's JSON
-	}
-	data = append(data, '}')
-	if err := json.Unmarshal(data, v); err != nil {
-		return prefixed(r.path.String(), describeDecodeErr(err))
-	}
-	return nil
 }
 
 // message reads a field holding one message; absent or null gives nil.
