@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/follow"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -19,14 +20,24 @@ type Result struct {
 	Err error
 }
 
+// ResultsOption changes where ConsumeResults starts.
+type ResultsOption func(*follow.Config)
+
+// OnlyNew makes ConsumeResults skip the results stored before it is called.
+func OnlyNew() ResultsOption { return func(c *follow.Config) { c.From = 0 } }
+
 // ConsumeResults calls fn, from one goroutine and in stream order, for every
 // tool result of session sid (every session when sid is "") stored in
-// CAIRN_RESULTS, from the oldest on, and then for each new one, until stop is
-// called or ctx is done. Results of other kinds on the same subjects (such as
-// compactions) are skipped. It reads with an ordered consumer and
-// acknowledges nothing: an orchestrator that must not see a result twice
-// keeps its own position (Seq).
-func (b *Bus) ConsumeResults(ctx context.Context, sid string, fn func(Result)) (stop func(), err error) {
+// CAIRN_RESULTS, from the oldest on (with [OnlyNew], from the first stored
+// after the call), and then for each new one, until stop is called or ctx
+// is done. Results of other kinds on the same subjects (such as compactions)
+// are skipped. It acknowledges nothing: an orchestrator that must not see a
+// result twice keeps its own position (Seq).
+//
+// It reads with a [follow.Follower], so results keep coming when the NATS
+// node serving its consumer is lost and stays down; fn is not called after
+// stop returns.
+func (b *Bus) ConsumeResults(ctx context.Context, sid string, fn func(Result), opts ...ResultsOption) (stop func(), err error) {
 	filter := b.names.AllResults()
 	if sid != "" {
 		if err := events.ValidateSessionID(sid); err != nil {
@@ -34,14 +45,11 @@ func (b *Bus) ConsumeResults(ctx context.Context, sid string, fn func(Result)) (
 		}
 		filter = b.names.ResultSubject(sid)
 	}
-	cons, err := b.js.OrderedConsumer(ctx, b.names.ResultsStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("toolbus: consume results: %w", err)
+	cfg := follow.Config{Stream: b.names.ResultsStream(), Filter: filter, From: 1, Logger: b.log}
+	for _, o := range opts {
+		o(&cfg)
 	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
+	f, err := follow.Start(ctx, b.js, cfg, func(m jetstream.Msg) {
 		meta, _ := m.Metadata()
 		var seq uint64
 		if meta != nil {
@@ -59,20 +67,6 @@ func (b *Bus) ConsumeResults(ctx context.Context, sid string, fn func(Result)) (
 	if err != nil {
 		return nil, fmt.Errorf("toolbus: consume results: %w", err)
 	}
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		cc.Stop()
-		<-cc.Closed()
-	}()
 	var once sync.Once
-	return func() {
-		once.Do(func() { close(done) })
-		<-stopped
-	}, nil
+	return func() { once.Do(f.Stop) }, nil
 }

@@ -133,32 +133,3 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	o.wg.Wait()
 	return err
 }
-
-// consumeResults routes tool results to the resident sessions they belong
-// to. A result for a session that is not in memory waits in the stream: the
-// session finds it when it is loaded.
-func (o *Orchestrator) consumeResults(ctx context.Context) (func(), error) {
-	cons, err := o.js.OrderedConsumer(ctx, o.cfg.Names.ResultsStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{o.cfg.Names.AllResults()},
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: results consumer: %w", err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		r, err := events.DecodeToolResult(m.Data())
-		if err != nil {
-			return // another kind of result, or garbage: not ours to handle here
-		}
-		o.mu.Lock()
-		a := o.mu.actors[r.SessionID]
-		o.mu.Unlock()
-		if a != nil {
-			a.enqueue(item{result: &r})
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: results consumer: %w", err)
-	}
-	return func() { cc.Stop(); <-cc.Closed() }, nil
-}
