@@ -65,10 +65,14 @@ func benchDecode(b *testing.B, data []byte, decode func([]byte) error) {
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		if err := decode(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu := cpuTime() - start; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -78,8 +82,12 @@ func BenchmarkDecodeEntryShapes(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		e    Entry
-	}{{"large-assistant", benchLargeAssistant()}, {"tool-result", benchToolResult()}, {"small-user", benchSmallUser()}} {
+	}{{"golden-assistant", Entry{}}, {"large-assistant", benchLargeAssistant()}, {"tool-result", benchToolResult()}, {"small-user", benchSmallUser()}} {
 		data, err := c.e.MarshalJSON()
+		if c.e.Type == "" { // BenchmarkDecodeEntry's input
+			data, err = os.ReadFile(filepath.Join(goldenDir, "entry", "message-assistant.json"))
+			data = bytes.TrimSpace(data)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -21,6 +21,11 @@
 // and tool results are Cairn's own, versioned envelopes: members they do not
 // model are ignored. Keys are matched exactly, case included.
 //
+// A decoder validates its whole input once, then reads nested values from
+// spans of it (no level validates or copies the levels below it again).
+// Decoded values never share memory with the input: a caller may reuse its
+// buffer as soon as the decode function returns.
+//
 // # Errors
 //
 // Decode functions are strict: an unknown entry, command or event type, a

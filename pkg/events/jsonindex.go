@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 )
@@ -14,6 +15,8 @@ type index struct {
 	starts []int // offset in root of each '{' and '[', in document order
 	ends   []int // ends[k]: the offset just past the container at starts[k]
 	stack  []int // open containers while indexing: their k
+
+	members []member // the members of the objects being read (see readValidObject)
 }
 
 var indexes = sync.Pool{New: func() any { return new(index) }}
@@ -35,7 +38,7 @@ func (ix *index) release() {
 		return
 	}
 	ix.root = nil
-	if cap(ix.starts) <= 4096 {
+	if cap(ix.starts) <= 4096 && cap(ix.members) <= 4096 {
 		indexes.Put(ix)
 	}
 }
@@ -57,20 +60,14 @@ func (ix *index) end(data []byte, i int) (end int, ok bool) {
 	return ix.ends[k] - base, true
 }
 
-// validJSON reports whether data is one JSON value with only whitespace
-// around it: exactly what json.Valid accepts (strings may hold any byte but
-// a control character, invalid UTF-8 included; at most 10000 nested arrays
-// and objects), found faster.
-func validJSON(data []byte) bool {
-	var ix index
-	return ix.build(data)
-}
-
-// build validates data as validJSON does and records its containers in ix.
+// build reports whether data is one JSON value with only whitespace around
+// it, exactly what json.Valid accepts (strings may hold any byte but a
+// control character, invalid UTF-8 included; at most 10000 nested arrays and
+// objects), and records its containers in ix.
 func (ix *index) build(data []byte) bool {
 	const maxDepth = 10000 // encoding/json's limit
 	ix.root = data
-	ix.starts, ix.ends, ix.stack = ix.starts[:0], ix.ends[:0], ix.stack[:0]
+	ix.starts, ix.ends, ix.stack, ix.members = ix.starts[:0], ix.ends[:0], ix.stack[:0], ix.members[:0]
 	i := skipSpace(data, 0)
 	for {
 		// A value starts at i.
@@ -182,6 +179,13 @@ var strStop = func() (t [256]bool) {
 func validString(data []byte, i int) (int, bool) {
 	i++
 	for {
+		for i+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[i:])
+			if hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(data) && !strStop[data[i]] {
 			i++
 		}

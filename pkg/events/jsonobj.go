@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 )
 
 // Extra holds the JSON fields of an object that Cairn does not model. They are
@@ -31,13 +30,9 @@ type objReader struct {
 	ms   []member // data's members
 	path path
 	err  error
-	buf  *[]member // where ms came from: handed back by release
-	own  bool      // path.ix is this reader's to release
+	lo   int  // where ms starts in path.ix.members
+	own  bool // path.ix is this reader's to release
 }
-
-// memberBufs recycles the member slices of readers: an entry has a reader
-// for every object in it.
-var memberBufs = sync.Pool{New: func() any { return new([]member) }}
 
 // readObject reads data, which must be valid JSON, all of it, holding an
 // object. Call release when done.
@@ -62,26 +57,31 @@ func readValidObject(data []byte, p path) (objReader, error) {
 	if data[0] != '{' {
 		return objReader{}, notObject(data, p.String())
 	}
-	buf := memberBufs.Get().(*[]member)
-	r := objReader{data: data, ms: (*buf)[:0], path: p, buf: buf}
-	r.split()
+	r := objReader{data: data, path: p}
+	ix := p.ix
+	if ix == nil { // only in tests
+		r.ms = r.split(nil)
+		return r, nil
+	}
+	// The members of nested objects go after their parent's in the
+	// document's index, and are dropped when their reader is released:
+	// a stack, so a document's readers share one slice.
+	r.lo = len(ix.members)
+	ix.members = r.split(ix.members)
+	r.ms = ix.members[r.lo:len(ix.members):len(ix.members)]
 	return r, nil
 }
 
 // release hands r's members back for reuse; r must not be used after.
 func (r *objReader) release() {
+	if ix := r.path.ix; ix != nil && r.data != nil {
+		ix.members = ix.members[:r.lo]
+	}
 	if r.own {
 		r.path.ix.release()
 		r.own = false
 	}
-	if r.buf == nil {
-		return
-	}
-	if cap(r.ms) <= 256 {
-		*r.buf = r.ms[:0]
-		memberBufs.Put(r.buf)
-	}
-	r.data, r.ms, r.buf = nil, nil, nil
+	r.data, r.ms = nil, nil
 }
 
 // notObject is the error for data that is not a JSON object, worded by
@@ -155,7 +155,7 @@ func (r *objReader) val(m *member) []byte { return r.data[m.vs:m.ve] }
 func (r *objReader) take(k string) (v []byte, ok bool) {
 	for i := len(r.ms) - 1; i >= 0; i-- {
 		m := &r.ms[i]
-		if !m.taken && string(r.key(m)) == k {
+		if !m.taken && m.ke-m.ks == len(k) && string(r.key(m)) == k {
 			if !ok {
 				v, ok = r.val(m), true
 			}

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -128,12 +129,12 @@ type member struct {
 }
 
 // split appends the members of r.data, a valid JSON object without
-// surrounding whitespace, to r.ms in input order (duplicates included).
-func (r *objReader) split() {
+// surrounding whitespace, to ms in input order (duplicates included).
+func (r *objReader) split(ms []member) []member {
 	obj := r.data
 	i := skipSpace(obj, 1)
 	if obj[i] == '}' {
-		return
+		return ms
 	}
 	for {
 		end := stringEnd(obj, i)
@@ -145,10 +146,10 @@ func (r *objReader) split() {
 		}
 		i = skipSpace(obj, skipSpace(obj, end)+1) // past the colon
 		m.vs, m.ve = i, valueEnd(obj, i, r.path.ix)
-		r.ms = append(r.ms, m)
+		ms = append(ms, m)
 		i = skipSpace(obj, m.ve)
 		if obj[i] != ',' {
-			return // the closing brace
+			return ms // the closing brace
 		}
 		i = skipSpace(obj, i+1)
 	}
@@ -187,23 +188,20 @@ func countElements(arr []byte, ix *index) int {
 // itself: no escapes, and valid UTF-8 (encoding/json replaces invalid bytes
 // with U+FFFD).
 func plainUTF8(s []byte) bool {
-	for i, c := range s {
-		if c == '\\' {
-			return false
+	if len(s) < 32 { // keys, names, ids: a loop beats two calls
+		for _, c := range s {
+			if c == '\\' || c >= utf8.RuneSelf {
+				return bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s)
+			}
 		}
-		if c >= utf8.RuneSelf {
-			return bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:])
-		}
+		return true
 	}
-	return true
+	return bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s)
 }
 
 // unquote decodes v, a valid JSON string with its quotes, as encoding/json
 // does.
 func unquote(v []byte) string {
-	if s, ok := plainString(v); ok {
-		return s
-	}
 	inner := v[1 : len(v)-1]
 	if plainUTF8(inner) {
 		return string(inner)
@@ -216,6 +214,11 @@ func unquote(v []byte) string {
 // UTF-8 replaced by U+FFFD, as encoding/json does.
 func appendUnquoted(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
+		j := plainRunEnd(s, i)
+		dst = append(dst, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '\\':
@@ -362,4 +365,35 @@ func appendMarshalled(dst, v []byte) []byte {
 		}
 	}
 	return append(dst, v[start:]...)
+}
+
+// Word-at-a-time tests on 8 bytes of a string at once.
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// hasZero is not 0 if a byte of x is 0.
+func hasZero(x uint64) uint64 { return (x - lsbs) &^ x & msbs }
+
+// hasByte is not 0 if a byte of x is c.
+func hasByte(x uint64, c byte) uint64 { return hasZero(x ^ lsbs*uint64(c)) }
+
+// hasLess is not 0 if a byte of x is less than n (n <= 128).
+func hasLess(x uint64, n byte) uint64 { return (x - lsbs*uint64(n)) &^ x & msbs }
+
+// plainRunEnd returns the index of the first backslash or non-ASCII byte in
+// s at or after i, or len(s).
+func plainRunEnd(s []byte, i int) int {
+	for i+8 <= len(s) {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if x&msbs|hasByte(x, '\\') != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(s) && s[i] != '\\' && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }

@@ -19,6 +19,12 @@ var scanSeeds = []string{
 	`{}{}`, `{} x`, " \t\r\n[1]\n", "\v[1]", "{ \"<\" : [ \"a&b\\\\<\" , \"\u2028\u2029\xe2\x80\" ] }", `[1]]`, `{"a":1}}`, `{"a":[}`, `["\\"]`, `["\\\""]`,
 }
 
+// validJSON is what index.build decides.
+func validJSON(data []byte) bool {
+	var ix index
+	return ix.build(data)
+}
+
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add([]byte(s))
@@ -115,7 +121,7 @@ func checkSpans(t *testing.T, v []byte, ix *index) {
 			t.Fatal(err)
 		}
 		r := objReader{data: v, path: path{ix: ix}}
-		r.split()
+		r.ms = r.split(nil)
 		got := map[string]json.RawMessage{}
 		for i := range r.ms {
 			m := &r.ms[i]
@@ -188,6 +194,41 @@ func TestStringEndLengths(t *testing.T) {
 				ix := indexJSON(v)
 				checkSpans(t, v, ix)
 				ix.release()
+			}
+		}
+	}
+}
+
+// The word-at-a-time tests find a byte at any position of the word, next to
+// any other byte.
+func TestWordTests(t *testing.T) {
+	for pos := range 8 {
+		for b := range 256 {
+			for _, fill := range []byte{'a', 0x7f, 0xff, 0x00, 0x1f, 0x20} {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(b)
+				x := uint64(0)
+				for i := 7; i >= 0; i-- {
+					x = x<<8 | uint64(w[i])
+				}
+				anyLess, anyQuote, anyHigh := false, false, false
+				for _, c := range w {
+					anyLess = anyLess || c < 0x20
+					anyQuote = anyQuote || c == '"'
+					anyHigh = anyHigh || c >= 0x80
+				}
+				if got := hasLess(x, 0x20) != 0; got != anyLess {
+					t.Fatalf("hasLess(% x, 0x20) = %v", w, got)
+				}
+				if got := hasByte(x, '"') != 0; got != anyQuote {
+					t.Fatalf("hasByte(% x, '\"') = %v", w, got)
+				}
+				if got := x&msbs != 0; got != anyHigh {
+					t.Fatalf("high bit of % x = %v", w, got)
+				}
 			}
 		}
 	}

@@ -183,6 +183,9 @@ func migrateV1Entry(m map[string]json.RawMessage, pos int, ids *[]string) error 
 
 // jsonString returns v as a string, or "" if it is not a JSON string.
 func jsonString(v json.RawMessage) string {
+	if s, ok := plainString(v); ok {
+		return s
+	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		return ""
