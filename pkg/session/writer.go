@@ -38,6 +38,9 @@ type Session struct {
 	leaf  *string // the active leaf (nil = before the first entry)
 	idx   *Index  // built on demand, dropped by every append
 	lost  bool
+	// shrunk holds the records in stored form only while recs, kinds and
+	// idx are dropped (see Shrink).
+	shrunk []stored
 }
 
 // now is the clock of default timestamps.
@@ -115,14 +118,29 @@ func fromRecords(log Log, sid string, recs []Record) (*Session, error) {
 func (s *Session) ID() string { return s.id }
 
 // Header is the session's `session` entry.
-func (s *Session) Header() events.Entry { return s.recs[0].Entry }
+func (s *Session) Header() events.Entry {
+	s.expanded()
+	return s.recs[0].Entry
+}
 
 // Records returns the session's records in log order. The slice is the
 // Session's own: read it, do not change it.
-func (s *Session) Records() []Record { return s.recs }
+func (s *Session) Records() []Record {
+	s.expanded()
+	return s.recs
+}
+
+// Len is the number of records in the session.
+func (s *Session) Len() int {
+	if s.shrunk != nil {
+		return len(s.shrunk)
+	}
+	return len(s.recs)
+}
 
 // Entries returns a new slice of the session's entries in log order.
 func (s *Session) Entries() []events.Entry {
+	s.expanded()
 	out := make([]events.Entry, len(s.recs))
 	for i := range s.recs {
 		out[i] = s.recs[i].Entry
@@ -132,7 +150,12 @@ func (s *Session) Entries() []events.Entry {
 
 // LastSeq is the sequence of the last record: the expected sequence of the
 // next append.
-func (s *Session) LastSeq() uint64 { return s.recs[len(s.recs)-1].Seq }
+func (s *Session) LastSeq() uint64 {
+	if n := len(s.shrunk); n > 0 {
+		return s.shrunk[n-1].seq
+	}
+	return s.recs[len(s.recs)-1].Seq
+}
 
 // Leaf is the active leaf: the parent of the next entry (nil = the next
 // entry is a new root).
@@ -143,6 +166,9 @@ func (s *Session) Lost() bool { return s.lost }
 
 // Index returns the tree of the session's entries (built on demand).
 func (s *Session) Index() (*Index, error) {
+	if err := s.Expand(); err != nil {
+		return nil, err
+	}
 	if s.idx == nil {
 		idx, err := NewIndex(s.Entries())
 		if err != nil {
@@ -203,6 +229,9 @@ func (s *Session) Append(ctx context.Context, e events.Entry) (Record, error) {
 func (s *Session) AppendExact(ctx context.Context, e events.Entry) (Record, error) {
 	if s.lost {
 		return Record{}, fmt.Errorf("%w: session %s was lost to another writer; load it again", ErrConflict, s.id)
+	}
+	if err := s.Expand(); err != nil {
+		return Record{}, err
 	}
 	if e.ID == "" {
 		e.ID = events.NewID()
@@ -289,6 +318,9 @@ func (s *Session) SetLabel(ctx context.Context, target, label string) (Record, e
 func (s *Session) Navigate(ctx context.Context, target *string, summary string, details []byte) (Record, error) {
 	if summary == "" {
 		return s.MoveTo(ctx, target)
+	}
+	if err := s.Expand(); err != nil {
+		return Record{}, err
 	}
 	if target != nil {
 		if kind, ok := s.kinds[*target]; !ok {
@@ -381,8 +413,17 @@ type Snapshotter interface {
 // (a run ends), so that the next cold load, on whatever node, reads one
 // object and no tail.
 func (s *Session) Snapshot(ctx context.Context) error {
-	if sn, ok := s.log.(Snapshotter); ok {
-		return sn.WriteSnapshot(ctx, s.id, s.recs)
+	sn, ok := s.log.(Snapshotter)
+	if !ok {
+		return nil
 	}
-	return nil
+	recs := s.recs
+	if s.shrunk != nil {
+		// Only the stored bytes are written: no need to decode.
+		recs = make([]Record, len(s.shrunk))
+		for i, st := range s.shrunk {
+			recs[i] = Record{Session: s.id, Seq: st.seq, Data: st.data, Digest: st.digest}
+		}
+	}
+	return sn.WriteSnapshot(ctx, s.id, recs)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,7 @@ type actor struct {
 	waits    *waiters
 	tools    map[string]*remoteTool
 	running  bool
+	shrunk   bool // the session is shrunk and the harness dropped (shrink.go)
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
 	snapAt   int              // records in the session at its last snapshot
@@ -62,6 +64,7 @@ const snapshotEvery = 16
 type item struct {
 	cmd    *intake.Command
 	result *events.ToolResult
+	evict  bool // leave memory now if idle (EvictIdle)
 }
 
 func newActor(o *Orchestrator, p *partition, sid string) *actor {
@@ -111,6 +114,7 @@ func (a *actor) take() []item {
 // run is the actor goroutine.
 func (a *actor) run(ctx context.Context) {
 	defer a.part.remove(a)
+	defer a.unshrunk()
 	if err := a.load(ctx); err != nil && !errors.Is(err, session.ErrNotFound) {
 		a.log.Error("cannot load session; its commands wait for the next owner", "err", err)
 		a.stopIfIdle()
@@ -121,12 +125,37 @@ func (a *actor) run(ctx context.Context) {
 	}
 	idle := time.NewTimer(a.o.cfg.IdleTimeout)
 	defer idle.Stop()
+	shrink := time.NewTimer(time.Hour)
+	shrink.Stop()
+	defer shrink.Stop()
+	a.armShrink(shrink)
 	for {
 		select {
 		case <-a.signal:
-			for _, it := range a.take() {
+			items := a.take()
+			evict := false
+			items = slices.DeleteFunc(items, func(it item) bool {
+				evict = evict || it.evict
+				return it.evict
+			})
+			if a.shrunk && len(items) > 0 {
+				if err := a.restore(ctx); err != nil {
+					a.log.Error("cannot restore the shrunk session; its commands wait for the next owner", "err", err)
+					a.mu.Lock()
+					a.mu.stopped = true
+					a.mu.Unlock()
+					return
+				}
+			}
+			for _, it := range items {
 				a.handle(ctx, it)
 			}
+			if evict && !a.running && a.stopIfIdle() {
+				return
+			}
+		case <-shrink.C:
+			a.shrink()
+			continue
 		case err := <-a.runDone:
 			a.afterRun(ctx, err)
 		case <-idle.C:
@@ -163,6 +192,7 @@ func (a *actor) run(ctx context.Context) {
 			}
 		}
 		idle.Reset(a.o.cfg.IdleTimeout)
+		a.armShrink(shrink)
 	}
 }
 
@@ -274,7 +304,7 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		// cold load, on whichever instance, reads one object and a short
 		// tail (each snapshot rewrites the whole session).
 		if err := a.st.do(func(s *session.Session) error {
-			if n := len(s.Records()); n-a.snapAt >= snapshotEvery {
+			if n := s.Len(); n-a.snapAt >= snapshotEvery {
 				a.snapAt = n
 				return s.Snapshot(context.WithoutCancel(ctx))
 			}

@@ -33,6 +33,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	// IdleTimeout is how long an idle session stays in memory; default 5m.
 	IdleTimeout time.Duration
+	// ShrinkAfter is how long a settled session keeps its decoded entries
+	// and its harness before it shrinks to its stored records, to be
+	// decoded again at its next command; default 1s, negative = never.
+	ShrinkAfter time.Duration
 
 	// Models resolves provider/model references (the provider registry).
 	// DefaultModel is the model of sessions created without one. Required.
@@ -60,6 +64,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.ShrinkAfter == 0 {
+		c.ShrinkAfter = time.Second
 	}
 	if c.Registerer == nil {
 		c.Registerer = prometheus.NewRegistry()

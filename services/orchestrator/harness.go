@@ -82,7 +82,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 		a.log.Warn("the session's model is not available; using the default", "model", h.Model, "err", err)
 		_, model, _ = a.o.cfg.Models.Resolve(a.o.cfg.DefaultModel)
 	}
-	cb, err := compactbus.New(a.o.cfg.Conn, a.o.cfg.Names)
+	cb, err := a.part.compactbus()
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package orchestrator
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 type metrics struct {
 	commands        *prometheus.CounterVec
@@ -9,12 +13,15 @@ type metrics struct {
 	eventsDropped   prometheus.Counter
 	recoveries      prometheus.Counter
 	resident        prometheus.Gauge
+	shrunk          prometheus.Gauge
+	shrunkN         *atomic.Int64 // what shrunk shows, for Resident
 	partitions      prometheus.Gauge
 	agent           *agentMetrics // agent, LLM, tool and append metrics
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	m := metrics{
+		shrunkN: new(atomic.Int64),
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_total",
 			Help: "Commands taken from the stream, by type."}, []string{"type"}),
 		commandsApplied: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_applied_total",
@@ -27,10 +34,12 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Help: "Turns closed as interrupted after a crash."}),
 		resident: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_resident_sessions",
 			Help: "Sessions held in memory."}),
+		shrunk: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_shrunk_sessions",
+			Help: "Resident sessions shrunk to their stored records while idle."}),
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_partitions_held",
 			Help: "Partitions this instance owns."}),
 	}
-	for _, c := range []prometheus.Collector{m.commands, m.commandsApplied, m.rejected, m.eventsDropped, m.recoveries, m.resident, m.partitions} {
+	for _, c := range []prometheus.Collector{m.commands, m.commandsApplied, m.rejected, m.eventsDropped, m.recoveries, m.resident, m.shrunk, m.partitions} {
 		if err := reg.Register(c); err != nil {
 			return m, err
 		}

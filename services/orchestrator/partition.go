@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -25,11 +26,16 @@ type partition struct {
 	cancel context.CancelFunc
 	done_  chan struct{}
 	wg     sync.WaitGroup // actors and their runs
+	// compactbus is the compaction client of the partition's sessions,
+	// made once (it holds a JetStream context; one per session would cost
+	// every resident session its size).
+	compactbus func() (*compactbus.Client, error)
 }
 
 func (o *Orchestrator) startPartition(n int) {
 	ctx, cancel := context.WithCancel(o.ctx)
-	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, done_: make(chan struct{})}
+	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, done_: make(chan struct{}),
+		compactbus: sync.OnceValues(func() (*compactbus.Client, error) { return compactbus.New(o.cfg.Conn, o.cfg.Names) })}
 	in, err := intake.New(intake.Config{
 		JetStream: o.js, Stream: o.cfg.Names.CommandsStream(), Filter: provision.PartitionCommands(o.cfg.Names, n),
 		Checkpoints: o.checkpoints, Key: "cmd." + strconv.Itoa(n), Deliver: p.route, Logger: o.log,

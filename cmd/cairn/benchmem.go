@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/cairn-agents/cairn/services/orchestrator"
+)
+
+// liveHeap is the heap in use after two collections: the first frees the
+// garbage, the second what sync.Pool caches kept through the first (the
+// NATS server pools its block buffers), which are free memory too.
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// cacheExpiry is how long the NATS file store keeps a message block's cache
+// after its last use (nats-server's defaultCacheBufferExpiration), plus a
+// margin.
+const cacheExpiry = 11 * time.Second
+
+// idleMemory measures the heap per idle session, against before (the heap
+// before the first session was created), in four states: just settled;
+// shrunk (the orchestrator's ShrinkAfter elapsed); idle, once the NATS
+// server has dropped its caches of the run's messages (cacheExpiry later);
+// and evicted (EvictIdle: nothing of the sessions left in the
+// orchestrator). Idle minus evicted is what the orchestrator itself holds
+// per resident idle session; what is left after eviction is the NATS
+// server's per-subject state (and whatever else of the run stays in the
+// process).
+func idleMemory(ctx context.Context, w io.Writer, orch *orchestrator.Orchestrator, n int, before int64, memprofile string) error {
+	settled := liveHeap()
+	wait := func(what string, done func(sessions, shrunk int) bool) error {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if s, sh := orch.Resident(); done(s, sh) {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				s, sh := orch.Resident()
+				return fmt.Errorf("bench: %s: not within 30s (%d sessions resident, %d shrunk)", what, s, sh)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	if err := wait("every idle session shrinks", func(s, sh int) bool { return s == n && sh == n }); err != nil {
+		return err
+	}
+	shrunk := liveHeap()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(cacheExpiry):
+	}
+	idle := liveHeap()
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	orch.EvictIdle()
+	if err := wait("every idle session leaves memory", func(s, _ int) bool { return s == 0 }); err != nil {
+		return err
+	}
+	evicted := liveHeap()
+	kb := func(b int64) float64 { return float64(b) / float64(n) / 1024 }
+	own := idle - evicted
+	fmt.Fprintf(w, "memory per idle session, KB of heap after GC (whole process: against the heap before the first session):\n")
+	fmt.Fprintf(w, "  just settled            whole process %6.1f  orchestrator's own %5.1f (decoded entries and harness)\n", kb(settled-before), kb(settled-shrunk+own))
+	fmt.Fprintf(w, "  shrunk (ShrinkAfter)    whole process %6.1f  orchestrator's own %5.1f (stored records only)\n", kb(shrunk-before), kb(own))
+	fmt.Fprintf(w, "  idle, NATS caches gone  whole process %6.1f  (%s later: the server's block caches expired)\n", kb(idle-before), cacheExpiry)
+	fmt.Fprintf(w, "  evicted                 whole process %6.1f  (no session in the orchestrator: NATS per-subject state)\n", kb(evicted-before))
+	return nil
+}
