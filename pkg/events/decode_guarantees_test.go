@@ -1,0 +1,73 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Invalid JSON anywhere in the input, even inside members Cairn keeps
+// without looking at them (Extra, details, tool call arguments), is refused
+// as a whole, as encoding/json words it.
+func TestInvalidJSONInsideIsRefused(t *testing.T) {
+	valid := `{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-04T05:06:07.089Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"ls","arguments":{"p":1}}],"stopReason":"toolUse","details":{"k":[1]}},"future":{"x":"y"}}`
+	if _, err := DecodeEntry([]byte(valid)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct{ from, to string }{
+		{`"future":{"x":"y"}`, `"future":{"x":y}`},            // in an unknown member
+		{`"details":{"k":[1]}`, `"details":{"k":[1,]}`},       // in a kept raw value
+		{`"arguments":{"p":1}`, `"arguments":{"p":01}`},       // in tool call arguments
+		{`"id":"t"`, `"id":"t` + "\x01" + `"`},                // a control character in a string
+		{`{"p":1}`, `{"p":"\q"}`},                             // a bad escape
+		{`"stopReason":"toolUse"`, `"stopReason":"toolUse",`}, // a trailing comma
+	} {
+		in := strings.Replace(valid, bad.from, bad.to, 1)
+		_, err := DecodeEntry([]byte(in))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "" || !strings.HasPrefix(fe.Problem, "must be a JSON object: invalid character") {
+			t.Errorf("%s: error %v, want the whole entry refused as invalid JSON", bad.to, err)
+		}
+	}
+}
+
+// Decoded values share no memory with the input: overwriting the buffer
+// after decoding changes nothing (callers reuse NATS message buffers).
+func TestDecodedValuesDoNotAliasInput(t *testing.T) {
+	inputs := map[string]string{
+		"entry":      `{"type":"message","id":"a1","parentId":"p0","timestamp":"2026-03-04T05:06:07.089Z","commandId":"c1","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"caf\u00e9 \"q\""},{"type":"toolCall","id":"t","name":"ls","arguments":{ "p" : [1, "x"] }}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0.1,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.1,"cur":"EUR"},"more":[1]},"stopReason":"toolUse","timestamp":5,"zz":{"a":"b"}},"k\u00e9y":"v","top":[true,null]}`,
+		"message":    `{"role":"toolResult","toolCallId":"t","toolName":"ls","content":[{"type":"text","text":"a\nb"}],"details":{"n":1},"isError":false,"x":"y"}`,
+		"block":      `{"type":"toolCall","id":"t","name":"ls","arguments":{"p":"x"},"thoughtSignature":"g","x":[1]}`,
+		"content":    `[{"type":"text","text":"one"},{"type":"image","data":"AA==","mimeType":"image/png"}]`,
+		"usage":      `{"input":1,"output":2,"cost":{"total":0.5,"x":"y"},"z":"w"}`,
+		"cost":       `{"input":0.25,"total":0.5,"x":"y"}`,
+		"command":    `{"v":1,"id":"c1","type":"prompt","sessionId":"s1","text":"hi there","images":[{"data":"AA==","mimeType":"image/png"}],"extra":{"a":1}}`,
+		"event":      `{"v":1,"type":"turn_end","sessionId":"s1","message":{"role":"assistant","content":"ok","stopReason":"stop"},"toolResults":[{"role":"toolResult","toolCallId":"t","toolName":"ls","content":"a"}]}`,
+		"toolcall":   `{"v":1,"sessionId":"s1","toolCallId":"t1","name":"bash","arguments":{"command":"ls -la"},"idempotent":false,"owner":"o1"}`,
+		"toolresult": `{"v":1,"kind":"tool","sessionId":"s1","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"ok"}],"details":{"exit":0},"isError":false,"durationMs":3}`,
+		"pi": `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-04T05:06:07.089Z","cwd":"/w"}
+{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-04T05:06:07.089Z","message":{"role":"user","content":"hi"}}`,
+	}
+	for _, d := range decoderPairs() {
+		in, ok := inputs[d.name]
+		if !ok {
+			t.Fatalf("no input for %s", d.name)
+		}
+		buf := []byte(in)
+		v, err := d.new(buf)
+		if err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		want, err := d.encode(v)
+		if err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if got, _ := d.encode(v); !bytes.Equal(got, want) {
+			t.Errorf("%s: the decoded value changed when the input was overwritten:\n got %s\nwant %s", d.name, got, want)
+		}
+	}
+}
