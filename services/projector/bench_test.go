@@ -289,25 +289,24 @@ func (quiet) Fatalf(f string, a ...any) {
 // 5 ms (~4,000 entries/s offered). Reports p50, p99 and max in ms.
 func BenchmarkLiveLag(b *testing.B) {
 	_, js := sessionsStream(b)
-	p, err := New(Config{JetStream: js, Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
 	var mu sync.Mutex
 	sentAt := make([]time.Time, b.N+1)
 	lags := make([]time.Duration, 0, b.N)
 	done := make(chan struct{})
 	var next uint64 = 1
-	p.onCommit = func(applied uint64) {
-		now := time.Now()
+	onCommit := func(c Commit) {
 		mu.Lock()
 		defer mu.Unlock()
-		for ; next <= applied && next <= uint64(b.N); next++ {
-			lags = append(lags, now.Sub(sentAt[next]))
+		for ; next <= c.Applied && next <= uint64(b.N); next++ {
+			lags = append(lags, c.At.Sub(sentAt[next]))
 		}
-		if applied == uint64(b.N) {
+		if c.Applied == uint64(b.N) {
 			close(done)
 		}
+	}
+	p, err := New(Config{JetStream: js, Dir: b.TempDir(), OnCommit: onCommit})
+	if err != nil {
+		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)

@@ -37,6 +37,10 @@ type Config struct {
 	// Registry receives the projector's metrics. Default: a registry of its
 	// own, served by OpsHandler.
 	Registry *prometheus.Registry
+	// OnCommit, if set, is called by the live projector (Run) after every
+	// commit, on the goroutine that applies entries: it must return quickly.
+	// For measuring lag (cairn bench).
+	OnCommit func(Commit)
 
 	// recordBatch, if set, receives every Pebble batch Rebuild commits
 	// (store.Writer.SetRecorder): for the benchmark's same-writes baseline.

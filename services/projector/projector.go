@@ -17,8 +17,6 @@ type Projector struct {
 	db   *store.DB
 	prog progress
 	m    *metrics
-
-	onCommit func(applied uint64) // a hook for benchmarks; set before Run
 }
 
 // New validates cfg and opens the database. Close releases it.
@@ -101,7 +99,7 @@ func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
 	pu := &pump{
 		w: w, batch: p.cfg.BatchSize, prog: &p.prog, m: p.m, ack: true,
 		tick: func(ctx context.Context) { p.refresh(ctx, stream) }, tickEvery: time.Second,
-		onCommit: p.onCommit,
+		onCommit: p.cfg.OnCommit,
 	}
 	err = pu.run(ctx, msgs)
 	p.prog.running.Store(false)

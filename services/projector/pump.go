@@ -32,8 +32,9 @@ type pump struct {
 	// tick, if set, runs every tickEvery while the pump waits.
 	tick      func(ctx context.Context)
 	tickEvery time.Duration
-	// onCommit, if set, is told the applied sequence after each commit.
-	onCommit func(applied uint64)
+	// onCommit, if set, is told of each commit (Config.OnCommit).
+	onCommit func(Commit)
+	stored   []time.Time // the stream times of the open batch's entries, for onCommit
 }
 
 // run applies messages until ctx ends (nil), stop says done (nil) or an error.
@@ -130,6 +131,9 @@ func (p *pump) apply(d *delivery) (done, beyond bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
+	if applied && p.onCommit != nil {
+		p.stored = append(p.stored, meta.Timestamp)
+	}
 	if p.m != nil {
 		if applied {
 			p.m.entries.Inc()
@@ -147,8 +151,9 @@ func (p *pump) commit(last jetstream.Msg) error {
 		return err
 	}
 	p.prog.applied.Store(p.w.Applied())
-	if p.onCommit != nil {
-		p.onCommit(p.w.Applied())
+	if p.onCommit != nil && n > 0 {
+		p.onCommit(Commit{Applied: p.w.Applied(), Stored: p.stored, At: time.Now()})
+		p.stored = p.stored[:0]
 	}
 	if p.m != nil && n > 0 {
 		p.m.batches.Observe(float64(n))
