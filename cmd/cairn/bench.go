@@ -97,6 +97,11 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	if err != nil {
 		return err
 	}
+	lag, err := startLagProbe(srv.ClientURL(), filepath.Join(dir, "projector")) // benchlag.go
+	if err != nil {
+		return err
+	}
+	defer lag.close()
 	bus, err := toolbus.New(nc, events.Names{})
 	if err != nil {
 		return err
@@ -224,6 +229,9 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	if err := <-errs; err != nil {
 		return err
 	}
+	if ok, err := lag.catchUp(ctx, 30*time.Second); err != nil || !ok {
+		fmt.Fprintf(w, "projector: not caught up with the log 30s after the last prompt (%v)\n", err)
+	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -254,5 +262,6 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	fmt.Fprintf(w, "per turn overhead: p50 %s  p99 %s\n", ((pct(0.5) - 2*latency) / 2).Round(time.Microsecond), ((pct(0.99) - 2*latency) / 2).Round(time.Microsecond))
 	fmt.Fprintf(w, "memory       %.1f KB heap per resident idle session (whole process, after GC)\n",
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n)/1024)
+	lag.report(w)
 	return nil
 }
