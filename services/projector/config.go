@@ -50,7 +50,7 @@ type Config struct {
 // Defaults.
 const (
 	DefaultBatchSize        = 256
-	DefaultRebuildBatchSize = 4096
+	DefaultRebuildBatchSize = 10000
 	MaxBatchSize            = 10000
 )
 

@@ -28,7 +28,9 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 	s.LastSeq = seq
 	s.LastActivity = e.Timestamp
 	s.activityMs = ms
-	if err := w.b.Set([]byte(entryKey(sid, seq)), data, nil); err != nil {
+	// Keys and values are built in w.buf: Set copies them into the batch.
+	w.buf = appendHex16(append(append(append(w.buf[:0], pEntry...), sid...), '/'), seq)
+	if err := w.b.Set(w.buf, data, nil); err != nil {
 		return err
 	}
 
@@ -44,7 +46,10 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 
 	// Every other entry is a node of the tree; the tree itself is read from
 	// e/ when asked for (tree.go), so that the entry is stored once.
-	if err := w.b.Set([]byte(entryIDKey(sid, e.ID)), []byte(hex16(seq)), nil); err != nil {
+	w.buf = append(append(append(append(w.buf[:0], pEntryID...), sid...), '/'), e.ID...)
+	k := len(w.buf)
+	w.buf = appendHex16(w.buf, seq)
+	if err := w.b.Set(w.buf[:k], w.buf[k:], nil); err != nil {
 		return err
 	}
 

@@ -31,6 +31,12 @@ func hex16(v uint64) string {
 	return hex.EncodeToString(b[:])
 }
 
+func appendHex16(dst []byte, v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return hex.AppendEncode(dst, b[:])
+}
+
 func parseHex16(s string) (uint64, bool) {
 	if len(s) != 16 {
 		return 0, false

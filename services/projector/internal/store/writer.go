@@ -28,6 +28,7 @@ type Writer struct {
 	uread map[string]*Usage // committed usage rows, to skip reading them again
 
 	record func(repr []byte) // see SetRecorder
+	buf    []byte            // scratch for keys and values
 }
 
 type sumState struct {
