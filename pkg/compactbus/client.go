@@ -85,7 +85,7 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("compactbus: look up the compactors' consumer: %w", err)
 	}
 	// Listen before publishing, so a fresh result is not missed.
-	it, err := c.results(ctx, req.SessionID, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	it, err := c.results(ctx, req.SessionID, time.Time{})
 	if err != nil {
 		return Result{}, err
 	}
@@ -106,14 +106,13 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		// already. Read back from Lookback ago, which covers the duplicate
 		// window and so the first request's result.
 		it.Stop()
-		it, err = c.results(ctx, req.SessionID, jetstream.OrderedConsumerConfig{
-			DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-Lookback))})
+		it, err = c.results(ctx, req.SessionID, time.Now().Add(-Lookback))
 		if err != nil {
 			return Result{}, err
 		}
 	}
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		m, err := it.next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()
@@ -130,22 +129,3 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		return r, nil
 	}
 }
-
-// results starts reading the results of session sid.
-func (c *Client) results(ctx context.Context, sid string, cfg jetstream.OrderedConsumerConfig) (jetstream.MessagesContext, error) {
-	cfg.FilterSubjects = []string{c.names.ResultSubject(sid)}
-	cons, err := c.js.OrderedConsumer(ctx, c.names.ResultsStream(), cfg)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())
-		}
-		return nil, fmt.Errorf("compactbus: results consumer: %w", err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return nil, fmt.Errorf("compactbus: read results: %w", err)
-	}
-	return it, nil
-}
-
-func ptr[T any](v T) *T { return &v }

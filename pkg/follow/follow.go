@@ -22,8 +22,11 @@ type Config struct {
 	// Filter is a subject filter; "" reads every subject of the stream.
 	Filter string
 	// From is the first stream sequence to deliver; 0 means the messages
-	// stored after Start (the stream's last sequence then, plus one).
+	// stored after Start (the stream's last sequence then, plus one), or,
+	// with Since set, those stored since then.
 	From uint64
+	// Since, with From 0, starts at the first message stored at or after it.
+	Since time.Time
 	// Heartbeat is the idle heartbeat asked of the server (500ms to 30s); a
 	// consumer that misses two in a row is replaced. Default 2s.
 	Heartbeat time.Duration
@@ -93,7 +96,7 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config, fn func(jets
 		return nil, fmt.Errorf("follow: stream %s: %w", cfg.Stream, err)
 	}
 	from := cfg.From
-	if from == 0 {
+	if from == 0 && cfg.Since.IsZero() {
 		from = st.CachedInfo().State.LastSeq + 1
 	}
 	f := &Follower{cfg: cfg, js: js, fn: fn, prefix: "follow_" + events.NewID(), wake: make(chan string, 1)}
@@ -212,6 +215,10 @@ func (f *Follower) open(ctx context.Context, name string) (jetstream.ConsumeCont
 		Replicas:          1,
 		MemoryStorage:     true,
 		InactiveThreshold: inactive,
+	}
+	if next == 0 { // nothing delivered yet, from a time on
+		since := f.cfg.Since
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &since
 	}
 	octx, cancel := context.WithTimeout(ctx, f.cfg.OpenTimeout)
 	cons, err := f.js.CreateConsumer(octx, f.cfg.Stream, cfg)

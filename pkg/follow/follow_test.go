@@ -67,24 +67,31 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
+// stream creates stream S, retrying while a new cluster still places its
+// peers.
 func stream(t *testing.T, js jetstream.JetStream, replicas int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: replicas}); err != nil {
-		t.Fatal(err)
-	}
+	var err error
+	poll(t, func() (struct{}, bool) {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: replicas, Duplicates: time.Minute})
+		return struct{}{}, err == nil
+	})
 }
 
+// publish stores from..to-1 on subject, each under its own message id, so a
+// retry after a lost acknowledgement (a node just killed) stores it once.
 func publish(t *testing.T, js jetstream.JetStream, subject string, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		_, err := js.Publish(ctx, subject, []byte(strconv.Itoa(i)))
-		cancel()
-		if err != nil {
-			t.Fatalf("publish %d: %v", i, err)
-		}
+		var err error
+		poll(t, func() (struct{}, bool) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err = js.Publish(ctx, subject, []byte(strconv.Itoa(i)), jetstream.WithMsgID(subject+strconv.Itoa(i)))
+			return struct{}{}, err == nil
+		})
 	}
 }
 
@@ -108,11 +115,13 @@ func TestStartPositions(t *testing.T) {
 	publish(t, js, "s.a", 0, 3)
 	publish(t, js, "s.b", 100, 101)
 
-	all, news, filtered := newGot(), newGot(), newGot()
+	before := time.Now()
+	publish(t, js, "s.b", 101, 102)
+	all, news, filtered, since := newGot(), newGot(), newGot(), newGot()
 	for _, c := range []struct {
 		cfg follow.Config
 		g   *got
-	}{{follow.Config{Stream: "S", From: 1}, all}, {follow.Config{Stream: "S"}, news}, {follow.Config{Stream: "S", Filter: "s.a", From: 2}, filtered}} {
+	}{{follow.Config{Stream: "S", From: 1}, all}, {follow.Config{Stream: "S"}, news}, {follow.Config{Stream: "S", Filter: "s.a", From: 2}, filtered}, {follow.Config{Stream: "S", Filter: "s.b", Since: before}, since}} {
 		f, err := follow.Start(t.Context(), js, c.cfg, c.g.fn)
 		if err != nil {
 			t.Fatal(err)
@@ -120,11 +129,12 @@ func TestStartPositions(t *testing.T) {
 		t.Cleanup(f.Stop)
 	}
 	publish(t, js, "s.a", 3, 5)
-	if d := all.wait(t, 6, 10*time.Second); fmt.Sprint(d) != "[0 1 2 100 3 4]" {
+	if d := all.wait(t, 7, 10*time.Second); fmt.Sprint(d) != "[0 1 2 100 101 3 4]" {
 		t.Fatalf("From 1 delivered %v", d)
 	}
 	inOrder(t, news.wait(t, 2, 10*time.Second), 3, 5)
 	inOrder(t, filtered.wait(t, 4, 10*time.Second), 1, 5)
+	inOrder(t, since.wait(t, 1, 10*time.Second), 101, 102)
 }
 
 func TestBadConfig(t *testing.T) {
@@ -186,10 +196,10 @@ func waitRestarts(t *testing.T, f *follow.Follower, n int) {
 	poll(t, func() (string, bool) { return "", f.Restarts() >= n })
 }
 
-// poll calls cond until it reports true, for up to 30s.
+// poll calls cond until it reports true, for up to 60s.
 func poll[T any](t *testing.T, cond func() (T, bool)) T {
 	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
+	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -201,7 +211,7 @@ func poll[T any](t *testing.T, cond func() (T, bool)) T {
 		case <-tick.C:
 		case <-deadline.C:
 			var zero T
-			t.Fatal("condition not met within 30s")
+			t.Fatal("condition not met within 60s")
 			return zero
 		}
 	}

@@ -1,0 +1,64 @@
+package compactbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairn-agents/cairn/pkg/follow"
+)
+
+// resultIter reads one session's results in order through a
+// follow.Follower, which keeps reading when the NATS node serving it is lost
+// (nats.go's ordered consumer could be recreated on the dead node and wait
+// forever; see pkg/follow).
+type resultIter struct {
+	f    *follow.Follower
+	msgs chan jetstream.Msg
+	done chan struct{}
+}
+
+// results starts reading the results of session sid stored from now on, or
+// since since when it is set.
+func (c *Client) results(ctx context.Context, sid string, since time.Time) (*resultIter, error) {
+	it := &resultIter{msgs: make(chan jetstream.Msg, 64), done: make(chan struct{})}
+	f, err := follow.Start(ctx, c.js, follow.Config{Stream: c.names.ResultsStream(), Filter: c.names.ResultSubject(sid), Since: since},
+		func(m jetstream.Msg) {
+			select {
+			case it.msgs <- m:
+			case <-it.done:
+			}
+		})
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())
+		}
+		return nil, fmt.Errorf("compactbus: results consumer: %w", err)
+	}
+	it.f = f
+	return it, nil
+}
+
+// next returns the next result message, or ctx's error.
+func (it *resultIter) next(ctx context.Context) (jetstream.Msg, error) {
+	select {
+	case m := <-it.msgs:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stop stops reading; safe to call more than once.
+func (it *resultIter) Stop() {
+	select {
+	case <-it.done:
+		return
+	default:
+	}
+	close(it.done)
+	it.f.Stop()
+}
