@@ -47,6 +47,8 @@ type actor struct {
 	// settled is set when the run's agent_end goes out: the run is
 	// returning, and a command that came upon that event waits for it.
 	settled atomic.Bool
+	// mark is the future of the last running mark written (marks.go).
+	mark atomic.Pointer[jetstream.PubAckFuture]
 
 	cmds struct {
 		sync.Mutex
@@ -207,7 +209,7 @@ func (a *actor) load(ctx context.Context) error {
 		a.startRun(ctx, a.recover)
 		return nil
 	}
-	a.part.markRunning(ctx, a.sid, false) // a mark left by a run that did settle
+	a.clearMark() // a mark left by a run that did settle
 	return a.newHarness(ctx)
 }
 
@@ -237,6 +239,7 @@ func (a *actor) onApplied(commandID string) {
 	}
 	a.cmds.Unlock()
 	if ok {
+		a.markStored()
 		a.part.done(seq)
 	}
 	a.o.metrics.commandsApplied.Inc()
@@ -249,6 +252,7 @@ func (a *actor) finish(commandID string) {
 	delete(a.cmds.seq, commandID)
 	a.cmds.Unlock()
 	if ok {
+		a.markStored()
 		a.part.done(seq)
 	}
 }
@@ -257,7 +261,7 @@ func (a *actor) finish(commandID string) {
 func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 	a.running = true
 	a.settled.Store(false)
-	a.part.markRunning(ctx, a.sid, true)
+	a.setMark()
 	a.part.wg.Add(1)
 	go func() {
 		defer a.part.wg.Done()
@@ -290,7 +294,7 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 	if ctx.Err() == nil {
 		// Only a settled run clears its mark; a stopped one leaves it for
 		// the next owner to recover.
-		a.part.markRunning(ctx, a.sid, false)
+		a.clearMark()
 	}
 	if err != nil && ctx.Err() == nil {
 		a.log.Info("run ended with an error", "err", err)

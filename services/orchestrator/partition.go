@@ -79,28 +79,6 @@ func (o *Orchestrator) startPartition(n int) {
 	o.log.Info("partition acquired", "partition", n)
 }
 
-// Running marks: while a session's run is in progress, the key
-// run.<partition>.<sid> exists in the checkpoints bucket. A run cut short by
-// a crash leaves its mark, and may leave no command to read again (the
-// checkpoint already moved past its prompt), so the next owner of the
-// partition wakes every marked session: loading it closes the interrupted
-// turn.
-func runKey(p int, sid string) string { return "run." + strconv.Itoa(p) + "." + sid }
-
-func (p *partition) markRunning(ctx context.Context, sid string, running bool) {
-	kv := p.o.checkpoints
-	ctx = context.WithoutCancel(ctx)
-	var err error
-	if running {
-		_, err = kv.Put(ctx, runKey(p.n, sid), []byte(p.o.cfg.Instance))
-	} else {
-		err = kv.Delete(ctx, runKey(p.n, sid))
-	}
-	if err != nil {
-		p.o.log.Warn("cannot update the running mark", "session", sid, "running", running, "err", err)
-	}
-}
-
 // wakeInterrupted starts an actor for every session marked running.
 func (p *partition) wakeInterrupted(ctx context.Context) {
 	lister, err := p.o.checkpoints.ListKeysFiltered(ctx, "run."+strconv.Itoa(p.n)+".*")
