@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +35,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	latency := c.Flags().Duration("latency", 0, "scripted model latency before the first token")
 	ramp := c.Flags().Duration("ramp", -1, "spread the sessions' first prompts over this long, so they do not all arrive at once (default: the model latency)")
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
-	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle, to this file")
+	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle and shrunk, to this file")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *n < 1 || *m < 1 {
 			return usagef("--sessions and --prompts must be positive")
@@ -135,6 +133,12 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	// Follow agent_end events over core NATS: one per finished prompt.
 	var mu sync.Mutex
 	waiting := map[string]chan struct{}{}
+	// Tool time as the orchestrator sees it: from a call's
+	// tool_execution_start to its tool_execution_end (dispatch, the
+	// toolrunner's round trip, the result's way back), timed where both
+	// events arrive here, so the delivery delay common to both cancels out.
+	toolStart := map[string]time.Time{}
+	toolTime := map[string]time.Duration{}
 	turns := 0
 	sub, err := nc.Subscribe(events.Names{}.AllEvents(), func(msg *nats.Msg) {
 		// Only the type and the session matter here; decoding whole events
@@ -146,9 +150,17 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 		if json.Unmarshal(msg.Data, &ev) != nil {
 			return
 		}
+		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Type {
+		case events.EvToolExecutionStart:
+			toolStart[ev.SessionID] = now
+		case events.EvToolExecutionEnd:
+			if t, ok := toolStart[ev.SessionID]; ok {
+				toolTime[ev.SessionID] += now.Sub(t)
+				delete(toolStart, ev.SessionID)
+			}
 		case events.EvTurnEnd:
 			turns++
 		case events.EvAgentEnd:
@@ -172,9 +184,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 		return err
 	}
 
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
+	before := liveHeap()
 	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, starts spread over %s, no-op tool through the toolrunner protocol\n", n, m, latency, ramp)
 	for i := 0; i < n; i++ {
 		if err := send(events.Command{ID: fmt.Sprintf("c-%d", i), Type: events.CmdCreate, SessionID: fmt.Sprintf("b%d", i), Tools: []string{"noop"}}); err != nil {
@@ -182,6 +192,8 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 		}
 	}
 	lat := make([][]time.Duration, n)
+	tools := make([][]time.Duration, n) // tool time of each prompt
+	bare := make([][]time.Duration, n)  // each prompt's latency less its tool time
 	start := time.Now()
 	errs := make(chan error, n)
 	var run sync.WaitGroup
@@ -219,7 +231,14 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 					errs <- ctx.Err()
 					return
 				}
-				lat[i] = append(lat[i], time.Since(t0))
+				d := time.Since(t0)
+				lat[i] = append(lat[i], d)
+				mu.Lock()
+				tt := toolTime[sid]
+				delete(toolTime, sid)
+				mu.Unlock()
+				tools[i] = append(tools[i], tt)
+				bare[i] = append(bare[i], d-tt)
 			}
 		}()
 	}
@@ -232,23 +251,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	if ok, err := lag.catchUp(ctx, 30*time.Second); err != nil || !ok {
 		fmt.Fprintf(w, "projector: not caught up with the log 30s after the last prompt (%v)\n", err)
 	}
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	if memprofile != "" {
-		f, err := os.Create(memprofile)
-		if err != nil {
-			return err
-		}
-		pprof.WriteHeapProfile(f)
-		f.Close()
-	}
-
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	slices.Sort(all)
+	all, toolAll, bareAll := flatten(lat), flatten(tools), flatten(bare)
 	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
 	mu.Lock()
 	t := turns
@@ -259,9 +262,17 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	fmt.Fprintf(w, "entries      %d appended (%.0f entries/s)\n", entries, float64(entries)/elapsed.Seconds())
 	fmt.Fprintf(w, "prompt→settled, two turns, model latency excluded: p50 %s  p99 %s  max %s\n",
 		(pct(0.5) - 2*latency).Round(time.Microsecond), (pct(0.99) - 2*latency).Round(time.Microsecond), (all[len(all)-1] - 2*latency).Round(time.Microsecond))
-	fmt.Fprintf(w, "per turn overhead: p50 %s  p99 %s\n", ((pct(0.5) - 2*latency) / 2).Round(time.Microsecond), ((pct(0.99) - 2*latency) / 2).Round(time.Microsecond))
-	fmt.Fprintf(w, "memory       %.1f KB heap per resident idle session (whole process, after GC)\n",
-		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n)/1024)
+	fmt.Fprintf(w, "per turn overhead, end to end (model latency excluded): p50 %s  p99 %s\n", ((pct(0.5) - 2*latency) / 2).Round(time.Microsecond), ((pct(0.99) - 2*latency) / 2).Round(time.Microsecond))
+	// Tool time is one call per prompt; the overhead without it is taken
+	// per prompt (latency less that prompt's tool time), then ranked.
+	bp := func(p float64) time.Duration { return (bareAll[int(p*float64(len(bareAll)-1))] - 2*latency) / 2 }
+	tp := func(p float64) time.Duration { return toolAll[int(p*float64(len(toolAll)-1))] }
+	fmt.Fprintf(w, "tool time (orchestrator's view: tool_execution_start→end, dispatch and toolrunner round trip): p50 %s  p99 %s\n",
+		tp(0.5).Round(time.Microsecond), tp(0.99).Round(time.Microsecond))
+	fmt.Fprintf(w, "per turn overhead excluding provider and tool time: p50 %s  p99 %s\n", bp(0.5).Round(time.Microsecond), bp(0.99).Round(time.Microsecond))
+	if err := idleMemory(ctx, w, orch, n, before, memprofile); err != nil {
+		return err
+	}
 	lag.report(w)
 	return nil
 }

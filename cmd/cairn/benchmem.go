@@ -7,10 +7,21 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/cairn-agents/cairn/services/orchestrator"
 )
+
+// flatten returns the durations of every row, sorted.
+func flatten(rows [][]time.Duration) []time.Duration {
+	var all []time.Duration
+	for _, r := range rows {
+		all = append(all, r...)
+	}
+	slices.Sort(all)
+	return all
+}
 
 // liveHeap is the heap in use after two collections: the first frees the
 // garbage, the second what sync.Pool caches kept through the first (the
