@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Invalid JSON anywhere in the input, even inside members Cairn keeps
@@ -68,6 +69,34 @@ func TestDecodedValuesDoNotAliasInput(t *testing.T) {
 		}
 		if got, _ := d.encode(v); !bytes.Equal(got, want) {
 			t.Errorf("%s: the decoded value changed when the input was overwritten:\n got %s\nwant %s", d.name, got, want)
+		}
+	}
+}
+
+// isTimeFormat accepts only what time.Parse accepts, and accepts the
+// timestamps Cairn writes.
+func FuzzTimestamp(f *testing.F) {
+	for _, s := range []string{"2026-03-04T05:06:07.089Z", "2024-02-29T23:59:59.999Z", "2023-02-29T00:00:00.000Z",
+		"1900-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z",
+		"2026-00-01T00:00:00.000Z", "2026-01-00T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:60:00.000Z",
+		"2026-01-01T00:00:60.000Z", "0000-01-01T00:00:00.000Z", "2026-01-01t00:00:00.000Z", "2026-01-01T00:00:00.000+00:00", "yesterday"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := time.Parse(time.RFC3339Nano, s)
+		if isTimeFormat(s) && err != nil {
+			t.Fatalf("isTimeFormat(%q) but time.Parse: %v", s, err)
+		}
+		if validTimestamp(s) != (err == nil) {
+			t.Fatalf("validTimestamp(%q) = %v, time.Parse: %v", s, validTimestamp(s), err)
+		}
+	})
+}
+
+func TestTimeFormatAcceptsWhatCairnWrites(t *testing.T) {
+	for ts := time.Date(1999, 12, 31, 23, 59, 59, 999e6, time.UTC); ts.Year() < 2102; ts = ts.Add(61*time.Hour + 7*time.Minute + 13*time.Second + 1e6) {
+		if s := FormatTime(ts); !isTimeFormat(s) {
+			t.Fatalf("isTimeFormat(%q) = false", s)
 		}
 	}
 }

@@ -231,7 +231,7 @@ func (e *Entry) decode(data []byte) error {
 	}
 	e.Timestamp = r.str("timestamp", true)
 	if r.err == nil {
-		if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+		if !validTimestamp(e.Timestamp) {
 			r.fail("timestamp", "must be an RFC 3339 time, got %q", e.Timestamp)
 		}
 	}
