@@ -156,6 +156,33 @@ func TestDifferentialSeeds(t *testing.T) {
 	for _, s := range trickyInputs {
 		agreeAll(t, []byte(s))
 	}
+	for _, s := range fuzzCorpus(t, filepath.Join("testdata", "fuzz", "*", "*")) {
+		agreeAll(t, s)
+	}
+}
+
+// fuzzCorpus returns the []byte inputs of the fuzz corpus files that match
+// pattern.
+func fuzzCorpus(t *testing.T, pattern string) [][]byte {
+	paths, _ := filepath.Glob(pattern)
+	var out [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			line = strings.TrimSpace(line)
+			if lit, ok := strings.CutPrefix(line, "[]byte("); ok {
+				s, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				out = append(out, []byte(s))
+			}
+		}
+	}
+	return out
 }
 
 // trickyInputs are what a span scanner could get wrong.
