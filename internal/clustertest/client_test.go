@@ -73,8 +73,13 @@ func (c *gatewayClient) createSession(ctx context.Context, sid, commandID string
 }
 
 func (c *gatewayClient) prompt(ctx context.Context, sid, commandID, text string) (outcome, error) {
-	return c.post(ctx, "/v1/sessions/"+url.PathEscape(sid)+"/commands?wait=applied",
-		map[string]any{"id": commandID, "type": "prompt", "text": text, "whenBusy": "reject"})
+	return c.command(ctx, sid, commandID, map[string]any{"type": "prompt", "text": text, "whenBusy": "reject"})
+}
+
+// command sends body (its "id" set to commandID) to the session's commands.
+func (c *gatewayClient) command(ctx context.Context, sid, commandID string, body map[string]any) (outcome, error) {
+	body["id"] = commandID
+	return c.post(ctx, "/v1/sessions/"+url.PathEscape(sid)+"/commands?wait=applied", body)
 }
 
 // createOnce asks once for a new session, waiting until it is applied, and

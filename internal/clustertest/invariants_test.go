@@ -44,7 +44,7 @@ func names(recs []session.Record) map[string]int {
 
 // stats is what one session's log shows.
 type stats struct {
-	toolCalls, answered, interrupted int
+	toolCalls, answered, interrupted, compactions int
 }
 
 // checkSession returns what is wrong with a settled session's log: a tool
@@ -62,6 +62,9 @@ func checkSession(sid string, recs []session.Record, acked []string) (stats, []s
 		e := r.Entry
 		if e.Type == events.EntryTurnInterrupted {
 			st.interrupted++
+		}
+		if e.Type == events.EntryCompaction {
+			st.compactions++
 		}
 		if e.Type != events.EntryMessage || e.Message == nil {
 			continue

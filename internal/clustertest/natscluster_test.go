@@ -20,18 +20,6 @@ type natsNode struct {
 	proc    *proc
 }
 
-// restart starts a stopped node again with its configuration and store; see
-// waitHealthy.
-func (n *natsNode) restart(ps *procs, bin string) {
-	n.proc = ps.start("nats-"+n.name+"-restarted", bin, "-c", n.conf)
-}
-
-// waitHealthy waits until the node reports JetStream healthy (caught up).
-func (n *natsNode) waitHealthy(t *testing.T) {
-	t.Helper()
-	waitHTTP(t, n.proc, n.monitor+"/healthz", 120*time.Second)
-}
-
 // startNATSCluster starts a 3-node JetStream cluster of separate nats-server
 // processes, each with its own store under dir, and waits until every node
 // reports JetStream healthy.
