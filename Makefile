@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test check demo bench fuzz clean cluster-test chart-test compose-test
+.PHONY: help build test unit check demo bench fuzz clean cluster-test chart-test compose-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -13,7 +13,9 @@ help: ## list the targets
 build: ## build the cairn binary into bin/
 	$(GO) build -o $(BIN) ./cmd/cairn
 
-test: ## run every test with the race detector
+test: unit cluster-test ## every test: the unit tests, then the cluster test (CI runs this)
+
+unit: ## run the unit tests (every package) with the race detector
 	$(GO) test -race -count=1 $(PKGS)
 
 check: ## gofmt, go vet, staticcheck, go mod tidy, import boundaries
@@ -45,7 +47,7 @@ clean: ## remove build output
 	rm -rf bin
 
 CLUSTER_TIMEOUT ?= 10m
-cluster-test: ## 3-node NATS cluster and every service as processes; kills a node and an orchestrator mid-run
+cluster-test: ## 3-node NATS cluster, every service as processes; kills a NATS node (kept down) and an orchestrator mid-run
 	$(GO) test -tags cluster -race -count=1 -v -timeout $(CLUSTER_TIMEOUT) -run '^TestCluster$$' ./internal/clustertest/
 
 chart-test: ## render charts/cairn with the Helm SDK and strictly decode every manifest (own module)

@@ -1,9 +1,13 @@
 // Package clustertest proves Cairn on a real cluster: a test, behind the build
-// tag `cluster` (run it with `make cluster-test`), that builds the pinned
-// nats-server and the cairn binary, starts a 3-node NATS cluster and every
-// service as separate processes on 127.0.0.1, drives sessions through the
-// gateway while it kills (SIGKILL) the leader of the session stream and one
-// orchestrator, and then checks the invariants of every session.
+// tag `cluster` (run it with `make cluster-test`; `make test` runs it after
+// the unit tests, and so does CI), that builds the pinned nats-server and the
+// cairn binary, starts a 3-node NATS cluster and every service as separate
+// processes on 127.0.0.1 (two orchestrators, three toolrunners, two
+// compactors, the projector, the gateway), drives sessions through the
+// gateway while it kills (SIGKILL) the leader of the session stream, which
+// stays down to the end, and one orchestrator, and then checks the
+// invariants of every session. The model is the demo script with a small
+// context window, so sessions compact on their own; some also ask to.
 //
 // # Invariants checked
 //
@@ -11,6 +15,9 @@
 //     message or a turn_interrupted entry);
 //   - every tool call in the log has exactly one result;
 //   - every command the gateway acknowledged is named by exactly one entry;
+//   - every compact command is applied by exactly one compaction entry, and
+//     every compaction the compactors answered has exactly one entry (none
+//     only where a killed orchestrator's turn was interrupted);
 //   - `cairn audit verify` passes for every session;
 //   - the live projector's `cairn projector dump` equals the dump of a fresh
 //     `cairn projector rebuild` at the same stream sequence.
@@ -20,6 +27,5 @@
 // Every process is started by the test and stopped by its PID at the end
 // (SIGTERM, then SIGKILL after a grace period), whatever the outcome.
 //
-// The package has no non-test code; the test is not part of `make test`
-// because it takes a minute and a dozen processes.
+// The package has no non-test code.
 package clustertest
