@@ -23,7 +23,8 @@ type pump struct {
 	m     *metrics // nil: no metrics (rebuild, replay)
 	ack   bool     // acknowledge (durable consumer with AckAll)
 	// full makes every batch wait for batch entries (or the end, as stop
-	// says): for rebuild, where throughput matters and lag does not.
+	// says), and commits with CommitAsync: for rebuild and replay, where
+	// throughput matters and lag does not. ack must be false.
 	full bool
 
 	// stop, if set, is asked after each message whether the pump is done;
@@ -147,7 +148,13 @@ func (p *pump) apply(d *delivery) (done, beyond bool, err error) {
 
 func (p *pump) commit(last jetstream.Msg) error {
 	n := p.w.Pending()
-	if err := p.w.Commit(); err != nil {
+	commit := p.w.Commit
+	if p.full {
+		// Rebuild: apply the next batch while this one is written.
+		// Nothing is acknowledged, so nothing waits for the commit.
+		commit = p.w.CommitAsync
+	}
+	if err := commit(); err != nil {
 		return err
 	}
 	p.prog.applied.Store(p.w.Applied())

@@ -111,6 +111,9 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	var prog progress
 	pu := &pump{w: w, batch: batch, prog: &prog, stop: stop, full: true}
 	err = pu.run(ctx, msgs)
+	if serr := w.Sync(); err == nil {
+		err = serr // the last batch is in
+	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

@@ -15,13 +15,17 @@
 //
 // [Writer.Commit] writes one Pebble batch holding the models' changes and the
 // sequence of the last entry they cover (key meta/applied). Either both are
-// in the database after a crash or neither is. Commits do not fsync: the log
+// in the database after a crash or neither is. [Writer.CommitAsync] gives
+// the same guarantee; batches commit in order, each after the one before. Commits do not fsync: the log
 // is the source of truth, and a projector that lost its last batches to a
 // machine crash resumes from the sequence it finds.
 //
 // # Concurrency
 //
-// A [Writer] belongs to one goroutine. Reads ([DB] query methods) are safe for
+// A [Writer] belongs to one goroutine. [Writer.CommitAsync] commits a batch
+// on a goroutine of its own while the writer fills the next; one batch at a
+// time is in flight, [Writer.Sync] and [Writer.Close] wait for it, and the
+// writer's own reads of the database wait for it first. Reads ([DB] query methods) are safe for
 // concurrent use with each other and with the writer; each read sees a
 // consistent snapshot only within one call.
 //

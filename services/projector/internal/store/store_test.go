@@ -203,3 +203,47 @@ func TestOneSessionInOneBatchEqualsOneByOne(t *testing.T) {
 		t.Fatalf("dump from one batch %+v, entry by entry %+v", g, w)
 	}
 }
+
+// CommitAsync writes what Commit writes: the same log applied with batches
+// committing in the background (each next batch applied meanwhile, reads of
+// the database waiting for the batch in flight) gives the same database.
+func TestCommitAsyncGivesIdenticalDumps(t *testing.T) {
+	log := synth.Log(7, 40, 1000)
+	ref := openMem(t, vfs.NewMem())
+	applyAll(t, ref, log, 1)
+	want := digest(t, ref)
+	ref.Close()
+	for _, batch := range []int{1, 10, 100} {
+		db := openMem(t, vfs.NewMem())
+		w, err := db.NewWriter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range log {
+			if _, err := w.Apply(uint64(i+1), log[i].Subject, log[i].Data); err != nil {
+				t.Fatal(err)
+			}
+			if w.Pending() >= batch {
+				if err := w.CommitAsync(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.CommitAsync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if w.Applied() != uint64(len(log)) {
+			t.Fatalf("batch %d: applied %d after Sync, want %d", batch, w.Applied(), len(log))
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := digest(t, db); got != want {
+			t.Fatalf("batch %d with CommitAsync: %+v, Commit gave %+v", batch, got, want)
+		}
+		db.Close()
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,8 @@ type Writer struct {
 
 	record func(repr []byte) // see SetRecorder
 	buf    []byte            // scratch for keys and values
+	flight *inflight         // the batch CommitAsync left committing, or nil
+	err    error             // a failed commit: the writer is done
 }
 
 type sumState struct {
@@ -146,10 +149,79 @@ func (w *Writer) bad(seq uint64, subject, reason string) error {
 
 // Commit writes the open batch with the applied sequence, without fsync.
 // Committing an empty batch does nothing.
-func (w *Writer) Commit() error {
-	if w.n == 0 {
-		return nil
+func (w *Writer) Commit() error { return w.commit(false) }
+
+// CommitAsync is Commit, except that the batch commits on a goroutine of its
+// own while the caller goes on applying entries to the next one: applying
+// and writing to Pebble overlap (rebuild). At most one batch is in flight,
+// and batches commit in order. Applied covers a batch once it has
+// committed; Sync waits for that. An error of the batch in flight is
+// returned by the next Commit, CommitAsync or Sync, or by an Apply that
+// needs to read the database (which waits for the batch first).
+func (w *Writer) CommitAsync() error { return w.commit(true) }
+
+func (w *Writer) commit(async bool) error {
+	if w.err != nil {
+		return w.err
 	}
+	if w.n == 0 {
+		return w.Sync()
+	}
+	if err := w.prepare(); err != nil {
+		return err
+	}
+	// The previous batch must be in before this one goes: meta/applied
+	// must end at this batch's sequence.
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	b, last := w.b, w.last
+	if async {
+		f := &inflight{last: last, done: make(chan error, 1)}
+		w.flight = f
+		go func() { f.done <- commitBatch(b, last) }() // Sync receives it
+	} else {
+		if err := commitBatch(b, last); err != nil {
+			w.err = err
+			return err
+		}
+		w.applied = last
+	}
+	w.reset()
+	return nil
+}
+
+// inflight is a batch committing on its own goroutine (CommitAsync).
+type inflight struct {
+	last uint64     // the batch's meta/applied
+	done chan error // its commit's result
+}
+
+func commitBatch(b *pebble.Batch, last uint64) error {
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("store: commit through sequence %d: %w", last, err)
+	}
+	return nil
+}
+
+// Sync waits for the batch CommitAsync left in flight, if any, and returns
+// its error.
+func (w *Writer) Sync() error {
+	if f := w.flight; f != nil {
+		w.flight = nil
+		if err := <-f.done; err != nil {
+			w.err = err
+			return err
+		}
+		w.applied = f.last
+	}
+	return w.err
+}
+
+// prepare writes the models the open batch changed, and meta/applied, into
+// it.
+func (w *Writer) prepare() error {
 	for _, st := range w.sums {
 		if err := w.setJSON(sessionKey(st.s.ID), st.s); err != nil {
 			return err
@@ -196,12 +268,6 @@ func (w *Writer) Commit() error {
 	if w.record != nil {
 		w.record(w.b.Repr())
 	}
-	if err := w.b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("store: commit through sequence %d: %w", w.last, err)
-	}
-	w.b.Close()
-	w.applied = w.last
-	w.reset()
 	return nil
 }
 
@@ -210,8 +276,12 @@ func (w *Writer) Commit() error {
 // is for benchmarks that replay exactly the projector's writes.
 func (w *Writer) SetRecorder(fn func(repr []byte)) { w.record = fn }
 
-// Close discards an uncommitted batch.
-func (w *Writer) Close() error { return w.b.Close() }
+// Close waits for a batch in flight and discards an uncommitted one. It
+// returns the error of the batch in flight, if any.
+func (w *Writer) Close() error {
+	err := w.Sync()
+	return errors.Join(err, w.b.Close())
+}
 
 func (w *Writer) setJSON(key string, v any) error {
 	b, err := json.Marshal(v)
@@ -221,8 +291,12 @@ func (w *Writer) setJSON(key string, v any) error {
 	return w.b.Set([]byte(key), b, nil)
 }
 
-// getJSON decodes the value at key into v; false if there is none.
+// getJSON decodes the value at key into v; false if there is none. It reads
+// the database once a batch in flight has committed.
 func (w *Writer) getJSON(key string, v any) (bool, error) {
+	if err := w.Sync(); err != nil {
+		return false, err
+	}
 	b, err := w.d.get([]byte(key))
 	if err != nil || b == nil {
 		return false, err
