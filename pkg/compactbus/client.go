@@ -94,7 +94,7 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, "req-"+req.RequestID)
 	telemetry.Inject(ctx, msg.Header) // the compactor continues the caller's trace
-	ack, err := c.js.PublishMsg(ctx, msg)
+	ack, err := c.publish(ctx, msg)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {
 			return Result{}, fmt.Errorf("%w: no stream takes %s", ErrNotProvisioned, msg.Subject)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairn-agents/cairn/pkg/follow"
@@ -61,4 +62,36 @@ func (it *resultIter) Stop() {
 	}
 	close(it.done)
 	it.f.Stop()
+}
+
+// publish stores a request, retrying while the stream cannot answer (no
+// responder or no reply while NATS elects a leader after a node is lost)
+// until ctx ends. The request's message id makes a retry of a request that
+// was stored a duplicate, which the caller handles.
+func (c *Client) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ack, err := c.js.PublishMsg(actx, msg)
+		cancel()
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait): // retry pacing
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// transient reports whether a publish may succeed if tried again.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503
+	}
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
 }
