@@ -59,9 +59,15 @@ func TestCluster(t *testing.T) {
 	} else if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
+	phase := time.Now()
+	lap := func(what string) {
+		t.Logf("phase %s: %s", what, time.Since(phase).Round(time.Millisecond))
+		phase = time.Now()
+	}
 	binDir := filepath.Join(dir, "bin")
 	natsBin := build(t, binDir, "nats-server", "github.com/nats-io/nats-server/v2", "CAIRN_CLUSTER_NATS_SERVER")
 	cairn := build(t, binDir, "cairn", "github.com/cairn-agents/cairn/cmd/cairn", "CAIRN_CLUSTER_CAIRN")
+	lap("build nats-server and cairn")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 
@@ -119,6 +125,7 @@ func TestCluster(t *testing.T) {
 	for i, p := range services {
 		waitHTTP(t, p, readyURLs[i], 60*time.Second)
 	}
+	lap("start the cluster, provision, start the services")
 
 	nc, err := nats.Connect(natsURLs, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
 	if err != nil {
@@ -193,6 +200,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("driving the sessions: %v", err)
 	}
 	elapsed := time.Since(started)
+	lap("run the sessions through both kills")
 
 	// Invariants, on the log as the stream holds it, once every compaction
 	// asked for is answered and applied.
@@ -226,6 +234,7 @@ func TestCluster(t *testing.T) {
 		t.Logf("audit verify: %d sessions ok", strings.Count(out, "\nok ")+boolInt(strings.HasPrefix(out, "ok ")))
 	}
 	compareProjector(t, ctx, ps, cairn, natsURLs, js, projector, "http://"+addr(5)+"/readyz", projData, filepath.Join(dir, "rebuilt"))
+	lap("check the invariants")
 
 	t.Logf("FIGURES sessions=%d completed=%d prompts=%d answered-turns=%d interrupted-turns=%d rejected-prompts=%d tool-calls=%d compactions=%d (asked %d, %d sessions; %d answers) run=%s nats-recovery=%s orchestrator-recovery=%s nats-node=down-to-the-end",
 		len(runs), completed, total, sum.answered, sum.interrupted, rejectedPrompts, sum.toolCalls,

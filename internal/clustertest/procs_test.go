@@ -102,10 +102,12 @@ func (ps *procs) stopAll() {
 	ps.mu.Lock()
 	all := append([]*proc(nil), ps.all...)
 	ps.mu.Unlock()
+	began := time.Now()
 	for i := len(all) - 1; i >= 0; i-- {
 		ps.stop(all[i], 15*time.Second)
 	}
 	ps.wg.Wait()
+	ps.t.Logf("phase stop %d processes: %s", len(all), time.Since(began).Round(time.Millisecond))
 	if ps.t.Failed() {
 		for _, p := range all {
 			data, _ := os.ReadFile(p.log)
