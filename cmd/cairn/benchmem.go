@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,10 +9,35 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/orchestrator"
+	"github.com/nats-io/nats.go"
 )
+
+// eventTypeOf reads the type of a live event and its session (from the
+// subject) without decoding it: an event's envelope starts with its schema
+// version and its type, before any nested "type" member.
+func eventTypeOf(msg *nats.Msg) (ev struct{ Type, SessionID string }, ok bool) {
+	sid, ok := strings.CutPrefix(msg.Subject, events.Names{}.EventSubject(""))
+	if !ok {
+		return ev, false
+	}
+	const key = `"type":"`
+	i := bytes.Index(msg.Data, []byte(key))
+	if i < 0 {
+		return ev, false
+	}
+	rest := msg.Data[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ev, false
+	}
+	ev.Type, ev.SessionID = string(rest[:j]), sid
+	return ev, true
+}
 
 // flatten returns the durations of every row, sorted.
 func flatten(rows [][]time.Duration) []time.Duration {

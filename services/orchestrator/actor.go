@@ -39,6 +39,7 @@ type actor struct {
 	waits    *waiters
 	tools    map[string]*remoteTool
 	running  bool
+	aborting bool // the actor aborted the run; it is ending
 	shrunk   bool // the session is shrunk and the harness dropped (shrink.go)
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
@@ -78,12 +79,20 @@ func newActor(o *Orchestrator, p *partition, sid string) *actor {
 	return a
 }
 
-// enqueue adds it to the mailbox; false if the actor has stopped.
+// enqueue adds it to the mailbox; false if the actor has stopped. A tool
+// result goes straight to the call waiting for it (waiters is safe for
+// concurrent use): waking the actor goroutine only to pass it on would
+// add a hop to every tool call.
 func (a *actor) enqueue(it item) bool {
 	a.mu.Lock()
 	if a.mu.stopped {
 		a.mu.Unlock()
 		return false
+	}
+	if it.result != nil && it.cmd == nil && !it.evict {
+		a.mu.Unlock()
+		a.waits.deliver(*it.result)
+		return true
 	}
 	a.mu.box = append(a.mu.box, it)
 	a.mu.Unlock()
@@ -260,6 +269,7 @@ func (a *actor) finish(commandID string) {
 // startRun runs f on the run goroutine.
 func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 	a.running = true
+	a.aborting = false
 	a.settled.Store(false)
 	a.setMark()
 	a.part.wg.Add(1)
@@ -335,10 +345,11 @@ func (a *actor) handle(ctx context.Context, it item) {
 	case it.result != nil:
 		a.waits.deliver(*it.result)
 	case it.cmd != nil:
-		if a.running && a.settled.Load() {
-			// The run published its agent_end and is returning: a client
-			// that sent this command upon that event must find the session
-			// idle, not busy.
+		if a.running && (a.settled.Load() || a.aborting) {
+			// The run published its agent_end and is returning, or was
+			// aborted and is ending: a client that sent this command upon
+			// that event, or after the abort was recorded, must find the
+			// session idle, not busy.
 			a.afterRun(ctx, <-a.runDone)
 		}
 		c := *it.cmd
@@ -359,7 +370,9 @@ func (a *actor) handle(ctx context.Context, it item) {
 }
 
 // publish sends an agent event to live clients. Events may be lost without
-// harm (the log is the record), so it does not wait for the stream.
+// harm (the log is the record), so it does not wait for the stream; the
+// partition's event queue encodes and publishes them in order, off the
+// run's path.
 func (a *actor) publish(ev events.Event) {
 	a.o.metrics.agent.observe(a.sid, &ev)
 	if ev.Type == events.EvAgentEnd {
@@ -370,13 +383,5 @@ func (a *actor) publish(ev events.Event) {
 	if ev.Time == "" {
 		ev.Time = events.FormatTime(time.Now())
 	}
-	data, err := ev.Encode()
-	if err != nil {
-		a.log.Warn("cannot encode event", "type", ev.Type, "err", err)
-		return
-	}
-	if _, err := a.o.js.PublishAsync(a.o.cfg.Names.EventSubject(a.sid), data, jetstream.WithStallWait(5*time.Second)); err != nil {
-		a.o.metrics.eventsDropped.Inc()
-		a.log.Warn("live event dropped", "type", ev.Type, "err", err)
-	}
+	a.part.events.push(a.sid, ev)
 }

@@ -142,6 +142,7 @@ func (a *actor) prompt(ctx context.Context, c intake.Command) {
 // delivered, so that a replay after a crash does not bring it back.
 func (a *actor) abort(ctx context.Context) {
 	cleared := a.h.Abort()
+	a.aborting = a.running
 	for _, m := range append(cleared.Steering, cleared.FollowUp...) {
 		if m.CommandID != "" {
 			a.reject(ctx, events.Command{ID: m.CommandID}, codeCleared, "the session was aborted before this message was delivered")

@@ -30,6 +30,7 @@ type partition struct {
 	// made once (it holds a JetStream context; one per session would cost
 	// every resident session its size).
 	compactbus func() (*compactbus.Client, error)
+	events     *eventQueue // the live events of its sessions
 }
 
 func (o *Orchestrator) startPartition(n int) {
@@ -47,6 +48,7 @@ func (o *Orchestrator) startPartition(n int) {
 		return
 	}
 	p.in = in
+	p.events = newEventQueue(o)
 	o.mu.Lock()
 	o.mu.partitions[n] = p
 	o.mu.Unlock()
@@ -70,6 +72,7 @@ func (o *Orchestrator) startPartition(n int) {
 			}
 		}
 		p.wg.Wait()
+		p.events.close() // after the last actor's last event
 	}()
 	o.wg.Add(1)
 	go func() {
