@@ -102,7 +102,9 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 			// Call ids are unique in a session (providers make them so); a
 			// reused one replaces the record, and the indexes then list
 			// the record once per call.
-			w.addCall(c)
+			if err := w.addCall(c); err != nil {
+				return err
+			}
 			if !slices.Contains(s.Pending, b.ID) {
 				s.Pending = append(s.Pending, b.ID)
 			}
@@ -164,7 +166,9 @@ func (w *Writer) result(s *Summary, seq uint64, entryID string, m *events.Messag
 	if cs == nil {
 		// A result without a recorded call: audit it from the result alone.
 		c := &ToolCall{Session: s.ID, ID: m.ToolCallID, Tool: m.ToolName, Started: ts, StartedMs: ms, Seq: seq}
-		w.addCall(c)
+		if err := w.addCall(c); err != nil {
+			return err
+		}
 		cs = w.calls[callKey(s.ID, c.ID)]
 	}
 	c := cs.c

@@ -353,8 +353,25 @@ func (w *Writer) call(sid, id string) (*callState, error) {
 	return cs, nil
 }
 
-func (w *Writer) addCall(c *ToolCall) {
-	w.calls[callKey(c.Session, c.ID)] = &callState{c: c, new: true}
+func (w *Writer) addCall(c *ToolCall) error {
+	k := callKey(c.Session, c.ID)
+	if old, ok := w.calls[k]; ok && old.new {
+		// The id was used before in this batch: index that call now, as a
+		// commit between the two would have, so the indexes list a reused
+		// id once per call whatever the batch boundaries.
+		o := old.c
+		for _, ik := range []string{
+			byToolKey(o.Tool, o.StartedMs, o.Session, o.ID),
+			bySessionKey(o.Session, o.StartedMs, o.ID),
+			byTimeKey(o.StartedMs, o.Session, o.ID),
+		} {
+			if err := w.b.Set([]byte(ik), nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	w.calls[k] = &callState{c: c, new: true}
+	return nil
 }
 
 func (w *Writer) usageOf(day, model string) (*Usage, error) {
