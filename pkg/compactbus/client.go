@@ -75,7 +75,7 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
-	if _, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName); err != nil {
+	if err := c.compactorsConsumer(ctx); err != nil {
 		switch {
 		case errors.Is(err, jetstream.ErrConsumerNotFound):
 			return Result{}, ErrNoCompactor

@@ -64,26 +64,48 @@ func (it *resultIter) Stop() {
 	it.f.Stop()
 }
 
+// compactorsConsumer looks up the compactors' shared consumer, retrying
+// while JetStream cannot answer (a meta leader election after a node is
+// lost) until ctx ends.
+func (c *Client) compactorsConsumer(ctx context.Context) error {
+	return retry(ctx, func(ctx context.Context) error {
+		_, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName)
+		return err
+	})
+}
+
+// retry runs op (5 s per attempt) until it succeeds, fails for good, or ctx
+// ends.
+func retry(ctx context.Context, op func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := op(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait): // retry pacing
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // publish stores a request, retrying while the stream cannot answer (no
 // responder or no reply while NATS elects a leader after a node is lost)
 // until ctx ends. The request's message id makes a retry of a request that
 // was stored a duplicate, which the caller handles.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
-	wait := 100 * time.Millisecond
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := c.js.PublishMsg(actx, msg)
-		cancel()
-		if err == nil || ctx.Err() != nil || !transient(err) {
-			return ack, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait): // retry pacing
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
+	var ack *jetstream.PubAck
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		ack, err = c.js.PublishMsg(ctx, msg)
+		return err
+	})
+	return ack, err
 }
 
 // transient reports whether a publish may succeed if tried again.
