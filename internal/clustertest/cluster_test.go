@@ -207,7 +207,7 @@ func TestCluster(t *testing.T) {
 	runs = append(runs, probeAfterNATS, probeAfterOrch)
 	comps := waitCompactions(t, ctx, js, log, runs)
 	var sum stats
-	completed, rejectedPrompts, manual := 0, 0, 0
+	completed, rejectedPrompts, manual, unapplied := 0, 0, 0, 0
 	for _, r := range runs {
 		recs, err := log.ReadStream(ctx, r.id)
 		if err != nil {
@@ -215,6 +215,12 @@ func TestCluster(t *testing.T) {
 		}
 		st, problems := checkSession(r.id, recs, r.acked)
 		problems = append(problems, checkCompactions(r.id, recs, r.compacts, comps.answered[r.id])...)
+		have := compactionRequests(r.id, recs)
+		for req := range comps.answered[r.id] {
+			if have[req] == 0 {
+				unapplied++ // allowed only after an interrupted turn; see checkCompactions
+			}
+		}
 		for _, p := range problems {
 			t.Error(p)
 		}
@@ -236,9 +242,9 @@ func TestCluster(t *testing.T) {
 	compareProjector(t, ctx, ps, cairn, natsURLs, js, projector, "http://"+addr(5)+"/readyz", projData, filepath.Join(dir, "rebuilt"))
 	lap("check the invariants")
 
-	t.Logf("FIGURES sessions=%d completed=%d prompts=%d answered-turns=%d interrupted-turns=%d rejected-prompts=%d tool-calls=%d compactions=%d (asked %d, %d sessions; %d answers) run=%s nats-recovery=%s orchestrator-recovery=%s nats-node=down-to-the-end",
+	t.Logf("FIGURES sessions=%d completed=%d prompts=%d answered-turns=%d interrupted-turns=%d rejected-prompts=%d tool-calls=%d compactions=%d (asked %d, %d sessions; %d answers, %d not applied after an interrupted turn) run=%s nats-recovery=%s orchestrator-recovery=%s nats-node=down-to-the-end",
 		len(runs), completed, total, sum.answered, sum.interrupted, rejectedPrompts, sum.toolCalls,
-		sum.compactions, manual, len(comps.answered), comps.results,
+		sum.compactions, manual, len(comps.answered), comps.results, unapplied,
 		elapsed.Round(time.Millisecond), natsRecovery.Round(time.Millisecond), orchRecovery.Round(time.Millisecond))
 }
 
