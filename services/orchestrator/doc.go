@@ -1,4 +1,33 @@
-// Package orchestrator will consume client commands, own sessions, run their
-// agent loops and be the only writer of each session's log (DESIGN §1, §5).
-// It is not built yet: `cairn orchestrator` says so and exits 1.
+// Package orchestrator consumes client commands, owns sessions, runs their
+// agent loops and is the only writer of each session's log (DESIGN §1, §5).
+// docs/orchestrator.md describes partitions, leases, recovery and idle
+// sessions in full.
+//
+// # Ordering
+//
+// The commands of a partition are read in stream order; each session's
+// commands are applied in that order by its actor, one goroutine per
+// resident session. A session's live events are published in the order its
+// harness emitted them.
+//
+// # Concurrency
+//
+// An actor owns its session; a run (a prompt, a navigation, a recovery)
+// goes on in a second goroutine while the mailbox keeps being read, so
+// steering, follow-ups and aborts reach a running agent. A command that
+// arrives after the run's agent_end, or after the actor aborted the run,
+// waits for the run to return.
+//
+// # Durability
+//
+// Every entry is appended with the session's expected sequence and a
+// deterministic id; a command is finished once an entry naming it is in the
+// log, and the partition's checkpoint never passes an unfinished command. A
+// run's running mark is stored before its command is finished.
+//
+// # Errors
+//
+// A command the orchestrator refuses is recorded as a command_rejected entry
+// with a reason code. An append that loses the race with another writer
+// drops the session (it is no longer ours).
 package orchestrator
