@@ -17,6 +17,10 @@ type delivery struct {
 	err   error // from events.DecodeEntry
 }
 
+// maxDecodedAhead bounds the messages decoded or being decoded ahead of the
+// pump.
+const maxDecodedAhead = 2048
+
 // decoders decode delivered messages on one goroutine per CPU, so that
 // decoding, the slowest step of applying an entry, runs in parallel with
 // itself and with the pump; the pump still takes the messages in delivery

@@ -101,8 +101,11 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs := make(chan *delivery, 2*batch)
-	dec := startDecoders(2 * batch)
+	// Decoded entries waiting for the pump are the bulk of the heap the
+	// garbage collector scans: a few thousand keep the pump fed.
+	ahead := min(2*batch, maxDecodedAhead)
+	msgs := make(chan *delivery, ahead)
+	dec := startDecoders(ahead)
 	defer dec.stop() // at return, once the consumer has stopped below
 	cc, err := cons.Consume(dec.handler(ctx, msgs), jetstream.PullMaxMessages(2*batch))
 	if err != nil {
