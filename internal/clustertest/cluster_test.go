@@ -219,6 +219,7 @@ func TestCluster(t *testing.T) {
 		for req := range comps.answered[r.id] {
 			if have[req] == 0 {
 				unapplied++ // allowed only after an interrupted turn; see checkCompactions
+				t.Logf("%s: compaction request %s was answered but not applied (its requester died?); the log ends:%s", r.id, req, describe(recs, 12))
 			}
 		}
 		for _, p := range problems {
