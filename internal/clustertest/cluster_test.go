@@ -162,6 +162,7 @@ func TestCluster(t *testing.T) {
 		for progress.Load() < n {
 			select {
 			case err := <-workers:
+				t.Logf("consumers:%s", consumerReport(ctx, js))
 				t.Fatalf("the sessions ended before %d of %d prompts were done: %v", n, total, err)
 			case <-time.After(50 * time.Millisecond):
 			}
@@ -197,6 +198,7 @@ func TestCluster(t *testing.T) {
 		atKill, total, provision.DefaultPartitions, orchRecovery.Round(time.Millisecond), takeover)
 
 	if err := <-workers; err != nil {
+		t.Logf("consumers:%s", consumerReport(ctx, js))
 		t.Fatalf("driving the sessions: %v", err)
 	}
 	elapsed := time.Since(started)
@@ -512,4 +514,35 @@ func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsU
 	} else {
 		t.Logf("projector dump equals a fresh rebuild through sequence %d:\n%s", applied, live)
 	}
+}
+
+// consumerReport lists the consumers of the streams the services read and
+// where each lives: a consumer whose node is down answers no info.
+func consumerReport(ctx context.Context, js jetstream.JetStream) string {
+	n := events.Names{}
+	var b strings.Builder
+	for _, name := range []string{n.CommandsStream(), n.ResultsStream(), n.SessionsStream(), n.EventsStream(), n.CompactionsStream(), n.ToolsStream()} {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := js.Stream(rctx, name)
+		if err != nil {
+			fmt.Fprintf(&b, "\n  %s: %v", name, err)
+			cancel()
+			continue
+		}
+		names := st.ConsumerNames(rctx)
+		for c := range names.Name() {
+			ictx, icancel := context.WithTimeout(ctx, 2*time.Second)
+			cons, err := st.Consumer(ictx, c)
+			where := ""
+			if err == nil && cons.CachedInfo().Cluster != nil {
+				where = "on " + cons.CachedInfo().Cluster.Leader
+			} else {
+				where = fmt.Sprintf("no info (%v)", err)
+			}
+			icancel()
+			fmt.Fprintf(&b, "\n  %s > %s: %s", name, c, where)
+		}
+		cancel()
+	}
+	return b.String()
 }
