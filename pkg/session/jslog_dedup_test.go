@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -39,9 +40,23 @@ func TestSameIDOtherBytesR1(t *testing.T) {
 func TestSameIDOtherBytesR3(t *testing.T) {
 	c := natstest.RunCluster(t, 3)
 	_, js := c.JetStream()
-	l, err := session.NewJetStreamLog(t.Context(), js, session.WithReplicas(3))
-	if err != nil {
-		t.Fatal(err)
+	// A cluster just formed may not place an R3 stream yet ("no suitable
+	// peers"): ask again for a while.
+	var l *session.JetStreamLog
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var err error
+		if l, err = session.NewJetStreamLog(t.Context(), js, session.WithReplicas(3)); err == nil {
+			break
+		}
+		select {
+		case <-deadline.C:
+			t.Fatalf("no session log on the cluster within 60s: %v", err)
+		case <-tick.C:
+		}
 	}
 	killed := false
 	testSameIDOtherBytes(t, l, func() {
