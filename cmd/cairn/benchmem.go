@@ -49,15 +49,16 @@ func flatten(rows [][]time.Duration) []time.Duration {
 	return all
 }
 
-// liveHeap is the heap in use after two collections: the first frees the
-// garbage, the second what sync.Pool caches kept through the first (the
-// NATS server pools its block buffers), which are free memory too.
+// liveHeap is the heap in use after two collections (the first frees the
+// garbage, the second what sync.Pool caches kept through the first: the
+// NATS server pools its block buffers) plus the goroutine stacks in use
+// (each resident session has its actor's goroutine).
 func liveHeap() int64 {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
+	return int64(m.HeapAlloc + m.StackInuse)
 }
 
 // cacheExpiry is how long the NATS file store keeps a message block's cache
@@ -71,9 +72,10 @@ const cacheExpiry = 11 * time.Second
 // server has dropped its caches of the run's messages (cacheExpiry later);
 // and evicted (EvictIdle: nothing of the sessions left in the
 // orchestrator). Idle minus evicted is what the orchestrator itself holds
-// per resident idle session; what is left after eviction is the NATS
-// server's per-subject state (and whatever else of the run stays in the
-// process).
+// per resident idle session, its actor's goroutine stack included; what is
+// left after eviction is the NATS server's per-subject state and its
+// 2-minute window of message ids, and whatever else of the run stays in the
+// process (the projector lag probe's Pebble memtable).
 func idleMemory(ctx context.Context, w io.Writer, orch *orchestrator.Orchestrator, n int, before int64, memprofile string) error {
 	settled := liveHeap()
 	wait := func(what string, done func(sessions, shrunk int) bool) error {
@@ -118,10 +120,10 @@ func idleMemory(ctx context.Context, w io.Writer, orch *orchestrator.Orchestrato
 	evicted := liveHeap()
 	kb := func(b int64) float64 { return float64(b) / float64(n) / 1024 }
 	own := idle - evicted
-	fmt.Fprintf(w, "memory per idle session, KB of heap after GC (whole process: against the heap before the first session):\n")
+	fmt.Fprintf(w, "memory per idle session, KB of heap after GC plus goroutine stacks (whole process: against the same before the first session):\n")
 	fmt.Fprintf(w, "  just settled            whole process %6.1f  orchestrator's own %5.1f (decoded entries and harness)\n", kb(settled-before), kb(settled-shrunk+own))
 	fmt.Fprintf(w, "  shrunk (ShrinkAfter)    whole process %6.1f  orchestrator's own %5.1f (stored records only)\n", kb(shrunk-before), kb(own))
 	fmt.Fprintf(w, "  idle, NATS caches gone  whole process %6.1f  (%s later: the server's block caches expired)\n", kb(idle-before), cacheExpiry)
-	fmt.Fprintf(w, "  evicted                 whole process %6.1f  (no session in the orchestrator: NATS per-subject state)\n", kb(evicted-before))
+	fmt.Fprintf(w, "  evicted                 whole process %6.1f  (no session in the orchestrator: NATS per-subject state and 2-minute dedup window, the projector probe)\n", kb(evicted-before))
 	return nil
 }
