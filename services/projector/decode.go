@@ -9,36 +9,56 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// delivery is a message and its entry, decoded once ready is closed.
+// item is one delivered message, its metadata and its entry.
+type item struct {
+	msg     jetstream.Msg
+	meta    *jetstream.MsgMetadata // nil until parsed (then metaErr may be set)
+	metaErr error
+	entry   events.Entry
+	err     error // from events.DecodeEntry
+}
+
+// delivery is a run of consecutive delivered messages, decoded once ready is
+// closed. The live projector hands over one message per delivery (an entry
+// waits for no other); rebuild and replay hand over chunks, so that the
+// channel hand-offs and wake-ups are paid once per chunk, not per entry.
 type delivery struct {
-	msg   jetstream.Msg
+	items []item
 	ready chan struct{}
-	entry events.Entry
-	err   error // from events.DecodeEntry
 }
 
 // maxDecodedAhead bounds the messages decoded or being decoded ahead of the
 // pump.
 const maxDecodedAhead = 2048
 
+// rebuildChunk is the number of messages per delivery in rebuild and replay.
+const rebuildChunk = 64
+
 // decoders decode delivered messages on one goroutine per CPU, so that
 // decoding, the slowest step of applying an entry, runs in parallel with
 // itself and with the pump; the pump still takes the messages in delivery
-// order (each waits for its own decoding).
+// order (each delivery waits for its own decoding).
 type decoders struct {
 	work chan *delivery
 	wg   sync.WaitGroup
 }
 
-// startDecoders starts the decoding goroutines; stop them with stop once
-// the consumer's handler can no longer be called.
+// startDecoders starts the decoding goroutines, with room for buffer
+// deliveries waiting; stop them with stop once the consumer's handler can no
+// longer be called.
 func startDecoders(buffer int) *decoders {
 	d := &decoders{work: make(chan *delivery, buffer)}
 	for range runtime.GOMAXPROCS(0) {
 		d.wg.Go(func() {
-			for m := range d.work {
-				m.entry, m.err = events.DecodeEntry(m.msg.Data())
-				close(m.ready)
+			for dl := range d.work {
+				for i := range dl.items {
+					it := &dl.items[i]
+					if it.meta == nil && it.metaErr == nil {
+						it.meta, it.metaErr = it.msg.Metadata()
+					}
+					it.entry, it.err = events.DecodeEntry(it.msg.Data())
+				}
+				close(dl.ready)
 			}
 		})
 	}
@@ -51,19 +71,49 @@ func (d *decoders) stop() {
 	d.wg.Wait()
 }
 
-// handler returns a message handler that hands each message to the
-// decoders and forwards it, in order, to msgs until ctx ends.
+// handler returns a message handler that hands each message, in a
+// delivery of its own, to the decoders and forwards it, in order, to msgs
+// until ctx ends.
 func (d *decoders) handler(ctx context.Context, msgs chan<- *delivery) jetstream.MessageHandler {
 	return func(m jetstream.Msg) {
-		dl := &delivery{msg: m, ready: make(chan struct{})}
-		select {
-		case d.work <- dl:
-		case <-ctx.Done():
-			return
+		d.send(ctx, msgs, &delivery{items: []item{{msg: m}}, ready: make(chan struct{})})
+	}
+}
+
+// chunkHandler is handler for rebuild and replay: it gathers up to chunk
+// messages per delivery, and hands a delivery over early at the last message
+// the pump will want: one whose metadata does not parse, whose pending count
+// is zero, or where stop says done or beyond (the pump asks stop again).
+func (d *decoders) chunkHandler(ctx context.Context, msgs chan<- *delivery, chunk int,
+	stop func(msg jetstream.Msg, seq, pending uint64) (done, beyond bool)) jetstream.MessageHandler {
+	var cur []item
+	return func(m jetstream.Msg) {
+		if cur == nil {
+			cur = make([]item, 0, chunk)
 		}
-		select {
-		case msgs <- dl:
-		case <-ctx.Done():
+		meta, err := m.Metadata()
+		cur = append(cur, item{msg: m, meta: meta, metaErr: err})
+		flush := err != nil || len(cur) == chunk || meta.NumPending == 0
+		if !flush {
+			done, beyond := stop(m, meta.Sequence.Stream, meta.NumPending)
+			flush = done || beyond
 		}
+		if flush {
+			d.send(ctx, msgs, &delivery{items: cur, ready: make(chan struct{})})
+			cur = nil
+		}
+	}
+}
+
+// send hands dl to the decoders, then to msgs, until ctx ends.
+func (d *decoders) send(ctx context.Context, msgs chan<- *delivery, dl *delivery) {
+	select {
+	case d.work <- dl:
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case msgs <- dl:
+	case <-ctx.Done():
 	}
 }

@@ -54,7 +54,7 @@ func TestPumpStopsAtAGap(t *testing.T) {
 			e = events.Entry{V: 1, Type: events.EntrySession, ID: "s1", Timestamp: events.FormatTime(time.Unix(1, 0))}
 		}
 		data, _ := e.MarshalJSON()
-		msgs <- &delivery{msg: seqMsg{seq: seq, data: data}, ready: decoded, entry: e}
+		msgs <- &delivery{items: []item{{msg: seqMsg{seq: seq, data: data}, entry: e}}, ready: decoded}
 	}
 	p := &pump{w: w, batch: 10, prog: &progress{}, ack: true}
 	err = p.run(context.Background(), msgs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/projector/internal/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -36,6 +37,9 @@ type pump struct {
 	// onCommit, if set, is told of each commit (Config.OnCommit).
 	onCommit func(Commit)
 	stored   []time.Time // the stream times of the open batch's entries, for onCommit
+
+	cur []item // the delivery being applied, from cur[pos]
+	pos int
 }
 
 // run applies messages until ctx ends (nil), stop says done (nil) or an error.
@@ -47,16 +51,19 @@ func (p *pump) run(ctx context.Context, msgs <-chan *delivery) error {
 		tickC = t.C
 	}
 	for {
-		var first *delivery
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tickC:
-			p.tick(ctx)
-			continue
-		case first = <-msgs:
+		if !p.waiting() {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tickC:
+				p.tick(ctx)
+				continue
+			case d := <-msgs:
+				p.take(d)
+				continue
+			}
 		}
-		last, done, err := p.fill(ctx, first, msgs)
+		last, done, err := p.fill(ctx, msgs)
 		if errors.Is(err, errGap) {
 			// Keep what was applied before the gap.
 			if cerr := p.commit(last); cerr != nil {
@@ -76,11 +83,50 @@ func (p *pump) run(ctx context.Context, msgs <-chan *delivery) error {
 	}
 }
 
-// fill applies first and then the messages already waiting, up to a batch.
-func (p *pump) fill(ctx context.Context, first *delivery, msgs <-chan *delivery) (last jetstream.Msg, done bool, err error) {
-	m := first
+// waiting reports whether a received message is waiting to be applied.
+func (p *pump) waiting() bool { return p.pos < len(p.cur) }
+
+// take makes d's messages the next to apply, once decoded.
+func (p *pump) take(d *delivery) {
+	<-d.ready // decoders (decode.go) close it once decoded
+	p.cur, p.pos = d.items, 0
+}
+
+// next returns the next message to apply: a waiting one, or one received
+// from msgs if wait (or if one has arrived); nil if none or ctx ended.
+func (p *pump) next(ctx context.Context, msgs <-chan *delivery, wait bool) *item {
+	for !p.waiting() {
+		if wait {
+			select {
+			case d := <-msgs:
+				p.take(d)
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		select {
+		case d := <-msgs:
+			p.take(d)
+		default:
+			return nil
+		}
+	}
+	it := &p.cur[p.pos]
+	p.pos++
+	return it
+}
+
+// fill applies the waiting message and then those already received, up to
+// a batch (in full mode, it waits for a whole batch or the end).
+func (p *pump) fill(ctx context.Context, msgs <-chan *delivery) (last jetstream.Msg, done bool, err error) {
 	for n := 0; ; n++ {
+		m := p.next(ctx, msgs, p.full)
+		if m == nil {
+			return last, false, nil
+		}
 		done, beyond, err := p.apply(m)
+		m.entry = events.Entry{} // the chunk stays live until its last message: drop what is done
 		if err != nil {
 			return last, false, err
 		}
@@ -90,28 +136,16 @@ func (p *pump) fill(ctx context.Context, first *delivery, msgs <-chan *delivery)
 		if done || n+1 >= p.batch {
 			return last, done, nil
 		}
-		if p.full {
-			select {
-			case m = <-msgs:
-			case <-ctx.Done():
-				return last, false, nil
-			}
-			continue
-		}
-		select {
-		case m = <-msgs:
-		default:
-			return last, false, nil
-		}
 	}
 }
 
-func (p *pump) apply(d *delivery) (done, beyond bool, err error) {
-	<-d.ready // decoders (decode.go) close it once decoded
-	msg := d.msg
-	meta, err := msg.Metadata()
-	if err != nil {
-		return false, false, fmt.Errorf("projector: message metadata: %w", err)
+func (p *pump) apply(d *item) (done, beyond bool, err error) {
+	if d.meta == nil && d.metaErr == nil {
+		d.meta, d.metaErr = d.msg.Metadata()
+	}
+	msg, meta := d.msg, d.meta
+	if d.metaErr != nil {
+		return false, false, fmt.Errorf("projector: message metadata: %w", d.metaErr)
 	}
 	seq := meta.Sequence.Stream
 	p.prog.seen(seq + meta.NumPending)

@@ -103,11 +103,11 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	defer cancel()
 	// Decoded entries waiting for the pump are the bulk of the heap the
 	// garbage collector scans: a few thousand keep the pump fed.
-	ahead := min(2*batch, maxDecodedAhead)
+	ahead := max(min(2*batch, maxDecodedAhead)/rebuildChunk, 2) // deliveries
 	msgs := make(chan *delivery, ahead)
 	dec := startDecoders(ahead)
 	defer dec.stop() // at return, once the consumer has stopped below
-	cc, err := cons.Consume(dec.handler(ctx, msgs), jetstream.PullMaxMessages(2*batch))
+	cc, err := cons.Consume(dec.chunkHandler(ctx, msgs, rebuildChunk, stop), jetstream.PullMaxMessages(2*batch))
 	if err != nil {
 		return fmt.Errorf("projector: consume: %w", err)
 	}
