@@ -15,7 +15,9 @@
 //     message or a turn_interrupted entry);
 //   - every tool call in the log has exactly one result;
 //   - every command the gateway acknowledged is named by exactly one entry;
-//   - every compact command is applied by exactly one compaction entry, and
+//   - every compact command is applied by exactly one compaction entry
+//     (or refused as unavailable, counted, when its owner lost the session
+//     meanwhile), and
 //     every compaction the compactors answered has exactly one entry (none
 //     only where a killed orchestrator's turn was interrupted);
 //   - `cairn audit verify` passes for every session;
