@@ -276,10 +276,10 @@ type sessionRun struct {
 	compact  bool     // ask for a compaction after the first round
 	acked    []string // command ids the gateway acknowledged
 	compacts []string // of those, the compact commands applied
-	// compact commands refused as unavailable (their owner lost the session)
-	compactsRefused int
 	rejected int      // prompts refused (recorded in the log) and sent again
 	recs     []session.Record
+	// compact commands refused as unavailable (their owner lost the session)
+	compactsRefused int
 }
 
 // drive creates the session and sends every prompt rounds times, each once
