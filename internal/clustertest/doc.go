@@ -17,9 +17,9 @@
 //   - every command the gateway acknowledged is named by exactly one entry;
 //   - every compact command is applied by exactly one compaction entry
 //     (or refused as unavailable, counted, when its owner lost the session
-//     meanwhile), and
-//     every compaction the compactors answered has exactly one entry (none
-//     only where a killed orchestrator's turn was interrupted);
+//     meanwhile), every compaction entry was answered by a compactor, and
+//     no answer has more than one entry (an answer whose requester lost the
+//     session meanwhile has none; counted);
 //   - `cairn audit verify` passes for every session;
 //   - the live projector's `cairn projector dump` equals the dump of a fresh
 //     `cairn projector rebuild` at the same stream sequence.
