@@ -17,10 +17,12 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
 
@@ -36,6 +38,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	ramp := c.Flags().Duration("ramp", -1, "spread the sessions' first prompts over this long, so they do not all arrive at once (default: the model latency)")
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle and shrunk, to this file")
+	overTCP := c.Flags().Bool("over-tcp", false, "connect the orchestrator and the toolrunner over TCP loopback, as separate processes would (default: in-process connections, as cairn up)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *n < 1 || *m < 1 {
 			return usagef("--sessions and --prompts must be positive")
@@ -54,7 +57,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		if *ramp < 0 {
 			*ramp = *latency
 		}
-		return runBench(cmd.Context(), e.stdout, *n, *m, *latency, *ramp, *memprofile)
+		return runBench(cmd.Context(), e.stdout, *n, *m, *latency, *ramp, *memprofile, *overTCP)
 	}
 	return c
 }
@@ -71,7 +74,7 @@ func (noop) Execute(context.Context, tool.Call, func(tool.Result)) (tool.Result,
 	return tool.Text("done"), nil
 }
 
-func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Duration, memprofile string) error {
+func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Duration, memprofile string, overTCP bool) error {
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
 		return err
@@ -91,7 +94,29 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	if err != nil {
 		return err
 	}
-	sl, err := provisionAll(ctx, js, 1)
+	if _, err := provisionAll(ctx, js, 1); err != nil {
+		return err
+	}
+	// The orchestrator uses one connection for everything, its session log
+	// included, and so does the toolrunner: in-process, as in cairn up, or
+	// over TCP loopback, as separate processes would.
+	orchNC, toolNC, wiring := nc, nc, "in-process connections, as cairn up"
+	if overTCP {
+		wiring = "TCP loopback, as separate processes"
+		if orchNC, _, err = connectNATS(srv.ClientURL(), "cairn-bench-orchestrator"); err != nil {
+			return err
+		}
+		defer orchNC.Close()
+		if toolNC, _, err = connectNATS(srv.ClientURL(), "cairn-bench-toolrunner"); err != nil {
+			return err
+		}
+		defer toolNC.Close()
+	}
+	orchJS, err := jetstream.New(orchNC)
+	if err != nil {
+		return err
+	}
+	sl, err := session.NewJetStreamLog(ctx, orchJS)
 	if err != nil {
 		return err
 	}
@@ -100,7 +125,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 		return err
 	}
 	defer lag.close()
-	bus, err := toolbus.New(nc, events.Names{})
+	bus, err := toolbus.New(toolNC, events.Names{})
 	if err != nil {
 		return err
 	}
@@ -120,7 +145,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	prov := scripted.New(sc)
 	reg, _ := registry.New(registry.Config{})
 	reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return prov, prov.Model(id), nil })
-	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: reg, DefaultModel: "scripted/bench",
+	orch, err := orchestrator.New(orchestrator.Config{Conn: orchNC, Log: sl, Models: reg, DefaultModel: "scripted/bench",
 		Instance: "bench", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
@@ -183,7 +208,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	}
 
 	before := liveHeap()
-	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, starts spread over %s, no-op tool through the toolrunner protocol\n", n, m, latency, ramp)
+	fmt.Fprintf(w, "bench: %d sessions x %d prompts, model latency %s, starts spread over %s, no-op tool through the toolrunner protocol; orchestrator and toolrunner on %s\n", n, m, latency, ramp, wiring)
 	for i := 0; i < n; i++ {
 		if err := send(events.Command{ID: fmt.Sprintf("c-%d", i), Type: events.CmdCreate, SessionID: fmt.Sprintf("b%d", i), Tools: []string{"noop"}}); err != nil {
 			return err
