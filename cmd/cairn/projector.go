@@ -124,7 +124,11 @@ it prints the new database's digest (compare with 'cairn projector dump').`,
 		}
 		elapsed := time.Since(start)
 		rate := float64(res.Applied) / elapsed.Seconds()
-		fmt.Fprintf(e.stdout, "applied %d\nkeys %d\nsha256 %s\n", res.Digest.Applied, res.Digest.Keys, res.Digest.SHA256)
+		dg, err := projector.Dump(*data, nil) // Rebuild leaves the digest to Dump
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "applied %d\nkeys %d\nsha256 %s\n", dg.Applied, dg.Keys, dg.SHA256)
 		fmt.Fprintf(e.stderr, "rebuilt through sequence %d in %s (%.0f entries/s)\n", res.Applied, elapsed.Round(time.Millisecond), rate)
 		return nil
 	}

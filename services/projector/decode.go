@@ -41,6 +41,12 @@ const rebuildChunk = 64
 type decoders struct {
 	work chan *delivery
 	wg   sync.WaitGroup
+
+	// mu is held by a handler while it hands a delivery over, and by stop
+	// while it closes work: a subscription's Closed does not wait for a
+	// handler still running.
+	mu     sync.Mutex
+	closed bool
 }
 
 // startDecoders starts the decoding goroutines, with room for buffer
@@ -65,9 +71,14 @@ func startDecoders(buffer int) *decoders {
 	return d
 }
 
-// stop ends the goroutines after they have decoded what was handed to them.
+// stop ends the goroutines after they have decoded what was handed to them;
+// handlers called later drop their message. The handlers' ctx must have
+// ended (a handler waiting to hand over holds mu).
 func (d *decoders) stop() {
+	d.mu.Lock()
+	d.closed = true
 	close(d.work)
+	d.mu.Unlock()
 	d.wg.Wait()
 }
 
@@ -86,8 +97,13 @@ func (d *decoders) handler(ctx context.Context, msgs chan<- *delivery) jetstream
 // is zero, or where stop says done or beyond (the pump asks stop again).
 func (d *decoders) chunkHandler(ctx context.Context, msgs chan<- *delivery, chunk int,
 	stop func(msg jetstream.Msg, seq, pending uint64) (done, beyond bool)) jetstream.MessageHandler {
-	var cur []item
+	var (
+		mu  sync.Mutex // an ordered consumer's reset may call from a new goroutine
+		cur []item
+	)
 	return func(m jetstream.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
 		if cur == nil {
 			cur = make([]item, 0, chunk)
 		}
@@ -107,6 +123,11 @@ func (d *decoders) chunkHandler(ctx context.Context, msgs chan<- *delivery, chun
 
 // send hands dl to the decoders, then to msgs, until ctx ends.
 func (d *decoders) send(ctx context.Context, msgs chan<- *delivery, dl *delivery) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
 	select {
 	case d.work <- dl:
 	case <-ctx.Done():

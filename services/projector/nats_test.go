@@ -123,11 +123,15 @@ func leaked() string {
 
 func rebuildDigest(t testing.TB, js jetstream.JetStream, until uint64) Digest {
 	t.Helper()
-	res, err := Rebuild(context.Background(), Config{JetStream: js, Dir: t.TempDir()}, until)
+	dir := t.TempDir()
+	if _, err := Rebuild(context.Background(), Config{JetStream: js, Dir: dir}, until); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Dump(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Digest
+	return d
 }
 
 func liveDigest(t testing.TB, p *Projector) Digest {
@@ -252,9 +256,13 @@ func TestRebuildUntilAndRefusals(t *testing.T) {
 	_, js := sessionsStream(t)
 	log := synth.Log(2, 4, 100)
 	publish(t, js, log)
-	res, err := Rebuild(context.Background(), Config{JetStream: js, Dir: t.TempDir()}, 40)
-	if err != nil || res.Applied != 40 || res.Digest.Applied != 40 {
+	dir40 := t.TempDir()
+	res, err := Rebuild(context.Background(), Config{JetStream: js, Dir: dir40}, 40)
+	if err != nil || res.Applied != 40 {
 		t.Fatalf("Rebuild until 40: %+v, %v", res, err)
+	}
+	if d, err := Dump(dir40, nil); err != nil || d.Applied != 40 {
+		t.Fatalf("Dump after Rebuild until 40: %+v, %v", d, err)
 	}
 	dir := t.TempDir()
 	if _, err := Rebuild(context.Background(), Config{JetStream: js, Dir: dir}, 0); err != nil {

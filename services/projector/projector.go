@@ -85,7 +85,7 @@ func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	msgs := make(chan *delivery, 2*p.cfg.BatchSize)
 	dec := startDecoders(2 * p.cfg.BatchSize)
-	defer dec.stop() // after the consumer has stopped
+	defer func() { stopFeed(); dec.stop() }() // after the consumer has stopped
 	cc, err := cons.Consume(dec.handler(feedCtx, msgs),
 		jetstream.PullMaxMessages(2*p.cfg.BatchSize),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {

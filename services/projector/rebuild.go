@@ -15,15 +15,16 @@ var ErrNotEmpty = errors.New("projector: rebuild needs a new or empty directory"
 
 // RebuildResult says what a rebuild did.
 type RebuildResult struct {
-	Applied uint64       // last stream sequence applied
-	Digest  store.Digest // digest of the new database
+	Applied uint64 // last stream sequence applied
 }
 
 // Rebuild recreates every read model from stream sequence 1 into a fresh
 // database in cfg.Dir (which must not exist or be empty), up to until (0 =
 // the stream's last sequence when the rebuild starts). The result is, key for
 // key, what a live projector holds once it has applied the same sequence.
-// It reads the log with an ordered consumer, not the durable one.
+// It reads the log with an ordered consumer, not the durable one. It does
+// not compute the new database's digest: [Dump] does, once Rebuild has
+// returned (as `cairn projector rebuild` does).
 func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return RebuildResult{}, err
@@ -73,11 +74,7 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, erro
 	if err := db.Flush(); err != nil {
 		return RebuildResult{}, err
 	}
-	dg, err := db.Dump(nil)
-	if err != nil {
-		return RebuildResult{}, err
-	}
-	return RebuildResult{Applied: w.Applied(), Digest: dg}, nil
+	return RebuildResult{Applied: w.Applied()}, nil
 }
 
 // readLog applies the messages of subject from sequence 1 through until to w
@@ -106,7 +103,7 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	ahead := max(min(2*batch, maxDecodedAhead)/rebuildChunk, 2) // deliveries
 	msgs := make(chan *delivery, ahead)
 	dec := startDecoders(ahead)
-	defer dec.stop() // at return, once the consumer has stopped below
+	defer func() { cancel(); dec.stop() }() // at return, once the handlers' ctx has ended
 	cc, err := cons.Consume(dec.chunkHandler(ctx, msgs, rebuildChunk, stop), jetstream.PullMaxMessages(2*batch))
 	if err != nil {
 		return fmt.Errorf("projector: consume: %w", err)
