@@ -175,7 +175,7 @@ func TestCluster(t *testing.T) {
 	atKill := progress.Load()
 	killed := time.Now()
 	ps.kill9(victim.proc)
-	probeAfterNATS := probe(t, ctx, gw, log, "probe-nats")
+	probeAfterNATS := probe(t, ctx, gw, log, js, "probe-nats")
 	natsRecovery := time.Since(killed)
 	newLeader := streamLeader(t, ctx, js, nodes)
 	t.Logf("NATS node %s (leader of CAIRN_SESSIONS) killed at %d/%d prompts; a new session was applied %s later; new leader %s",
@@ -204,7 +204,7 @@ func TestCluster(t *testing.T) {
 	ps.kill9(orchs[vi])
 	takeover := waitPartitions(t, ctx, orchs[1-vi], "http://"+addr(1-vi)+"/metrics", provision.DefaultPartitions)
 	orchRecovery := time.Since(killed)
-	probeAfterOrch := probe(t, ctx, gw, log, "probe-orch")
+	probeAfterOrch := probe(t, ctx, gw, log, js, "probe-orch")
 	t.Logf("%s (holding %d partitions) killed at %d/%d prompts; %s held all %d partitions %s later (%s)",
 		orchs[vi].name, victimHeld, atKill, total, orchs[1-vi].name, provision.DefaultPartitions, orchRecovery.Round(time.Millisecond), takeover)
 
@@ -409,7 +409,7 @@ func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog,
 
 // probe creates fresh sessions until one is applied within 3 s, and returns
 // the session that was.
-func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.JetStreamLog, prefix string) *sessionRun {
+func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.JetStreamLog, js jetstream.JetStream, prefix string) *sessionRun {
 	t.Helper()
 	for i := 1; ; i++ {
 		r := &sessionRun{id: fmt.Sprintf("%s-%d", prefix, i)}
@@ -425,6 +425,7 @@ func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.Je
 			return r
 		}
 		if ctx.Err() != nil {
+			t.Logf("consumers:%s", consumerReport(context.Background(), js))
 			t.Fatalf("%s: the platform did not recover: %v (status %d)", prefix, err, status)
 		}
 	}
