@@ -28,6 +28,9 @@ import (
 // settleWithin bounds the wait for one command to be applied and settle.
 const settleWithin = 2 * time.Minute
 
+// recoverWithin bounds the wait for a new session to be applied after a kill.
+const recoverWithin = 3 * time.Minute
+
 // prompts are the built-in demo script's prompts (cmd/cairn/demo/script.json):
 // one, two and two parallel tool calls.
 var prompts = []string{"please list files", "write a note", "run a command"}
@@ -411,6 +414,7 @@ func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog,
 // the session that was.
 func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.JetStreamLog, js jetstream.JetStream, prefix string) *sessionRun {
 	t.Helper()
+	began := time.Now()
 	for i := 1; ; i++ {
 		r := &sessionRun{id: fmt.Sprintf("%s-%d", prefix, i)}
 		id := events.NewID()
@@ -424,9 +428,10 @@ func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.Je
 			}
 			return r
 		}
-		if ctx.Err() != nil {
+		// A kill is recovered from in seconds; minutes is a platform stuck.
+		if ctx.Err() != nil || time.Since(began) > recoverWithin {
 			t.Logf("consumers:%s", consumerReport(context.Background(), js))
-			t.Fatalf("%s: the platform did not recover: %v (status %d)", prefix, err, status)
+			t.Fatalf("%s: the platform did not recover within %s: %v (status %d)", prefix, recoverWithin, err, status)
 		}
 	}
 }
