@@ -29,6 +29,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairn-agents/cairn/pkg/follow"
 )
 
 // ErrSlow closes a subscription whose buffer filled up.
@@ -144,21 +146,19 @@ func (f *Fanout) Run(ctx context.Context) error {
 	defer f.stop()
 	// Before the first message, the stream's last sequence now is a lower
 	// bound of where the consumer starts (it delivers only newer messages).
+	var from uint64 // 0: what is stored after follow.Start
 	if st, err := f.js.Stream(ctx, f.stream); err == nil {
 		if info, err := st.Info(ctx); err == nil {
 			f.mu.Lock()
 			f.mu.pos = max(f.mu.pos, info.State.LastSeq)
 			f.mu.Unlock()
+			from = info.State.LastSeq + 1 // nothing between this and the first delivery is skipped
 		}
 	}
-	cons, err := f.js.OrderedConsumer(ctx, f.stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{f.filter},
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("fanout: consumer on %s: %w", f.stream, err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
+	// pkg/follow, not nats.go's ordered consumer: that one, recreated right
+	// after a NATS node is killed, can land on the dead node and never
+	// deliver again while it stays down.
+	fl, err := follow.Start(ctx, f.js, follow.Config{Stream: f.stream, Filter: f.filter, From: from, Logger: f.log}, func(m jetstream.Msg) {
 		meta, err := m.Metadata()
 		if err != nil {
 			f.log.Warn("fanout: message without metadata", "stream", f.stream, "err", err)
@@ -167,12 +167,11 @@ func (f *Fanout) Run(ctx context.Context) error {
 		f.dispatch(Msg{Seq: meta.Sequence.Stream, Subject: m.Subject(), Data: m.Data()})
 	})
 	if err != nil {
-		return fmt.Errorf("fanout: consume %s: %w", f.stream, err)
+		return fmt.Errorf("fanout: consumer on %s: %w", f.stream, err)
 	}
 	close(f.ready)
 	<-ctx.Done()
-	cc.Stop()
-	<-cc.Closed()
+	fl.Stop()
 	return nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/follow"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
@@ -116,25 +117,22 @@ func (in *Intake) Run(ctx context.Context) error {
 		in.mu.next = start
 		in.mu.Unlock()
 	}
-	cons, err := in.cfg.JetStream.OrderedConsumer(ctx, in.cfg.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{in.cfg.Filter},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    start,
-	})
+	// pkg/follow, not nats.go's ordered consumer: that one, recreated right
+	// after a NATS node is killed, can land on the dead node and never
+	// deliver again while it stays down.
+	msgs := make(chan jetstream.Msg, 64)
+	f, err := follow.Start(ctx, in.cfg.JetStream, follow.Config{Stream: in.cfg.Stream, Filter: in.cfg.Filter, From: start, Logger: in.cfg.Logger},
+		func(m jetstream.Msg) {
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+			}
+		})
 	if err != nil {
 		return fmt.Errorf("intake: consumer on %s: %w", in.cfg.Filter, err)
 	}
-	msgs, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("intake: %w", err)
-	}
+	defer f.Stop()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		<-ctx.Done()
-		msgs.Stop()
-	}()
 	saver := time.NewTicker(in.cfg.Interval)
 	defer saver.Stop()
 	saved := start
@@ -155,10 +153,12 @@ func (in *Intake) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	for {
-		m, err := msgs.Next()
-		if err != nil {
-			break // stopped
+	for ctx.Err() == nil {
+		var m jetstream.Msg
+		select {
+		case <-ctx.Done():
+			continue
+		case m = <-msgs:
 		}
 		meta, err := m.Metadata()
 		if err != nil {
