@@ -77,30 +77,55 @@ type Command struct {
 // writes entryId, null included, and an empty but non-nil Tools is written
 // as [] (set_tools with no tools).
 func (c Command) MarshalJSON() ([]byte, error) {
-	type plain Command
-	data, err := marshalNoEscape(plain(c))
-	if err != nil {
-		return nil, err
+	w := jsonWriter{inEnvelope: true}
+	n := w.begin()
+	w.int("v", int64(c.V))
+	w.str("id", c.ID)
+	w.str("type", c.Type)
+	w.str("sessionId", c.SessionID)
+	w.optStr("model", c.Model)
+	w.optStr("systemPrompt", c.SystemPrompt)
+	if len(c.Tools) > 0 {
+		w.strs("tools", c.Tools)
 	}
+	w.optStr("workspace", c.Workspace)
+	w.optStr("text", c.Text)
+	if len(c.Images) > 0 {
+		w.key("images")
+		w.b = append(w.b, '[')
+		for i, im := range c.Images {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			n := w.begin()
+			w.str("data", im.Data)
+			w.str("mimeType", im.MimeType)
+			w.end(n)
+		}
+		w.b = append(w.b, ']')
+	}
+	w.optStr("whenBusy", string(c.WhenBusy))
+	if c.EntryID != nil {
+		w.str("entryId", *c.EntryID)
+	}
+	w.optBool("summarize", c.Summarize)
+	w.optStr("instructions", c.Instructions)
+	w.optStr("level", c.Level)
+	w.optStr("label", c.Label)
 	if c.Type == CmdNavigate && c.EntryID == nil {
-		data = append(data[:len(data)-1], []byte(`,"entryId":null}`)...)
+		w.key("entryId")
+		w.b = append(w.b, "null"...)
 	}
 	if c.Tools != nil && len(c.Tools) == 0 {
 		// An empty list (no tools at all) is not an absent one (the default).
-		data = append(data[:len(data)-1], []byte(`,"tools":[]}`)...)
+		w.key("tools")
+		w.b = append(w.b, "[]"...)
 	}
-	return appendExtra(data, c.Extra), nil
-}
-
-func appendExtra(obj []byte, x Extra) []byte {
-	if len(x) == 0 {
-		return obj
-	}
-	w := newObjWriter()
-	w.extra(x)
-	more, _ := w.bytes()
-	out := append(obj[:len(obj)-1:len(obj)-1], ',')
-	return append(out, more[1:]...)
+	// The extra members were appended to encoding/json's output, as they are.
+	w.inEnvelope = false
+	w.extra(c.Extra)
+	w.end(n)
+	return w.result()
 }
 
 // DecodeCommand decodes and validates a command. An absent "v" means the

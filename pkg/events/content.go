@@ -47,7 +47,14 @@ func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
 
 // MarshalJSON writes the canonical form of b.
 func (b Block) MarshalJSON() ([]byte, error) {
-	w := newObjWriter()
+	var w jsonWriter
+	b.write(&w)
+	return w.result()
+}
+
+// write writes the canonical form of b.
+func (b *Block) write(w *jsonWriter) {
+	n := w.begin()
 	w.str("type", b.Type)
 	switch b.Type {
 	case BlockText:
@@ -64,15 +71,28 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	case BlockToolCall:
 		w.str("id", b.ID)
 		w.str("name", b.Name)
-		args := compact(b.Arguments)
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		w.rawValue("arguments", args)
+		w.arguments(b.Arguments)
 		w.optStr("thoughtSignature", b.ThoughtSignature)
 	}
 	w.extra(b.Extra)
-	return w.bytes()
+	w.end(n)
+}
+
+// arguments writes a tool call's arguments compacted, as they are if they
+// are not valid JSON, and {} if empty.
+func (w *jsonWriter) arguments(args json.RawMessage) {
+	ix := indexJSON(args)
+	switch {
+	case ix != nil:
+		ix.release()
+		w.key("arguments")
+		w.b = appendCompact(w.b, args)
+	case len(args) == 0:
+		w.key("arguments")
+		w.b = append(w.b, "{}"...)
+	default:
+		w.raw("arguments", args)
+	}
 }
 
 // UnmarshalJSON decodes and validates a block.
@@ -155,17 +175,34 @@ func (c Content) Text() string {
 
 // MarshalJSON writes a string when c.String is set, else an array of blocks.
 func (c Content) MarshalJSON() ([]byte, error) {
+	var w jsonWriter
+	c.write(&w)
+	return w.result()
+}
+
+// write writes c as the value of a member whose key is written.
+func (c *Content) write(w *jsonWriter) {
 	if c.String && len(c.Blocks) <= 1 {
 		s := ""
 		if len(c.Blocks) == 1 {
 			s = c.Blocks[0].Text
 		}
-		return marshalNoEscape(s)
+		w.b = appendJSONString(w.b, s, false)
+		return
 	}
-	if c.Blocks == nil {
-		return []byte("[]"), nil
+	w.blocks(c.Blocks)
+}
+
+// blocks writes a list of blocks; nil is [].
+func (w *jsonWriter) blocks(bs []Block) {
+	w.b = append(w.b, '[')
+	for i := range bs {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		bs[i].write(w)
 	}
-	return marshalNoEscape(c.Blocks)
+	w.b = append(w.b, ']')
 }
 
 // UnmarshalJSON accepts a string or an array of blocks.
@@ -237,15 +274,29 @@ func (u Usage) IsZero() bool { return u == Usage{} }
 
 // MarshalJSON writes every count, then the members Cairn does not model.
 func (u Usage) MarshalJSON() ([]byte, error) {
-	w := newObjWriter()
-	w.value("input", u.Input)
-	w.value("output", u.Output)
-	w.value("cacheRead", u.CacheRead)
-	w.value("cacheWrite", u.CacheWrite)
-	w.value("totalTokens", u.TotalTokens)
-	w.value("cost", u.Cost)
-	w.extra(parseExtra(u.extra))
-	return w.bytes()
+	var w jsonWriter
+	u.write(&w)
+	return w.result()
+}
+
+// write writes u; its cost, written by encoding/json before, is written as
+// in an envelope.
+func (u *Usage) write(w *jsonWriter) {
+	n := w.begin()
+	w.int("input", u.Input)
+	w.int("output", u.Output)
+	w.int("cacheRead", u.CacheRead)
+	w.int("cacheWrite", u.CacheWrite)
+	w.int("totalTokens", u.TotalTokens)
+	w.key("cost")
+	in := w.inEnvelope
+	w.inEnvelope = true
+	u.Cost.write(w)
+	w.inEnvelope = in
+	if u.extra != "" {
+		w.extra(parseExtra(u.extra))
+	}
+	w.end(n)
 }
 
 // UnmarshalJSON decodes usage; counts default to zero.
@@ -282,14 +333,23 @@ func (u *Usage) decode(data []byte, p path) error {
 
 // MarshalJSON writes every amount, then the members Cairn does not model.
 func (c Cost) MarshalJSON() ([]byte, error) {
-	w := newObjWriter()
-	w.value("input", c.Input)
-	w.value("output", c.Output)
-	w.value("cacheRead", c.CacheRead)
-	w.value("cacheWrite", c.CacheWrite)
-	w.value("total", c.Total)
-	w.extra(parseExtra(c.extra))
-	return w.bytes()
+	var w jsonWriter
+	c.write(&w)
+	return w.result()
+}
+
+// write writes c as the value of a member whose key is written.
+func (c *Cost) write(w *jsonWriter) {
+	n := w.begin()
+	w.float("input", c.Input)
+	w.float("output", c.Output)
+	w.float("cacheRead", c.CacheRead)
+	w.float("cacheWrite", c.CacheWrite)
+	w.float("total", c.Total)
+	if c.extra != "" {
+		w.extra(parseExtra(c.extra))
+	}
+	w.end(n)
 }
 
 // UnmarshalJSON decodes a cost; amounts default to zero.

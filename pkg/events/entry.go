@@ -111,13 +111,20 @@ func (e *Entry) IsTreeNode() bool { return e.Type != EntrySession }
 
 // MarshalJSON writes the canonical form of e.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	w := newObjWriter()
+	var w jsonWriter
+	e.write(&w)
+	return w.result()
+}
+
+// write writes the canonical form of e.
+func (e *Entry) write(w *jsonWriter) {
+	n := w.begin()
 	if e.V != 0 {
-		w.value("v", e.V)
+		w.int("v", int64(e.V))
 	}
 	w.str("type", e.Type)
 	if e.Type == EntrySession {
-		w.value("version", e.Version)
+		w.int("version", int64(e.Version))
 	}
 	w.str("id", e.ID)
 	if e.Type != EntrySession {
@@ -134,14 +141,19 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		w.optStr("thinkingLevel", e.ThinkingLevel)
 		w.optStr("systemPrompt", e.SystemPrompt)
 		if e.Tools != nil {
-			w.value("tools", e.Tools)
+			w.strs("tools", e.Tools)
 		}
 		if len(e.Labels) > 0 {
-			w.value("labels", e.Labels) // encoding/json sorts map keys
+			w.strMap("labels", e.Labels)
 		}
 		w.optStr("tenant", e.Tenant)
 	case EntryMessage:
-		w.value("message", e.Message)
+		w.key("message")
+		if e.Message == nil {
+			w.b = append(w.b, "null"...)
+		} else {
+			e.Message.write(w)
+		}
 	case EntryModelChange:
 		w.str("provider", e.Provider)
 		w.str("modelId", e.ModelID)
@@ -152,11 +164,11 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if names == nil {
 			names = []string{}
 		}
-		w.value("activeToolNames", names)
+		w.strs("activeToolNames", names)
 	case EntryCompaction:
 		w.str("summary", e.Summary)
 		w.str("firstKeptEntryId", e.FirstKeptEntryID)
-		w.value("tokensBefore", e.TokensBefore)
+		w.int("tokensBefore", e.TokensBefore)
 		w.optRaw("details", e.Details)
 		w.optBool("fromHook", e.FromHook)
 	case EntryBranchSummary:
@@ -172,8 +184,9 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		w.optRaw("data", e.Data)
 	case EntryCustomMessage:
 		w.str("customType", e.CustomType)
-		w.value("content", e.Content)
-		w.value("display", e.Display)
+		w.key("content")
+		e.Content.write(w)
+		w.boolean("display", e.Display)
 		w.optRaw("details", e.Details)
 	case EntrySessionInfo:
 		w.optStr("name", e.Name)
@@ -186,7 +199,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		w.optStr("code", e.Code)
 	}
 	w.extra(e.Extra)
-	return w.bytes()
+	w.end(n)
 }
 
 // UnmarshalJSON decodes and validates an entry.

@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"strconv"
 )
 
 // Agent event types: the live stream of what an agent does (DESIGN §5),
@@ -110,8 +111,92 @@ type Event struct {
 
 // Encode writes the canonical JSON of ev with the current schema version.
 func (ev Event) Encode() ([]byte, error) {
-	ev.V = SchemaVersion
-	return marshalNoEscape(ev)
+	w := jsonWriter{inEnvelope: true}
+	n := w.begin()
+	w.int("v", SchemaVersion)
+	w.str("type", ev.Type)
+	w.optStr("sessionId", ev.SessionID)
+	if ev.Seq != 0 {
+		w.key("seq")
+		w.b = strconv.AppendUint(w.b, ev.Seq, 10)
+	}
+	w.optStr("time", ev.Time)
+	w.optMessage("message", ev.Message)
+	if d := ev.Delta; d != nil {
+		w.key("delta")
+		n := w.begin()
+		w.str("kind", d.Kind)
+		w.int("contentIndex", int64(d.ContentIndex))
+		w.str("delta", d.Delta)
+		w.optStr("toolCallId", d.ToolCallID)
+		w.optStr("toolName", d.ToolName)
+		w.end(n)
+	}
+	w.messages("toolResults", ev.ToolResults)
+	w.messages("messages", ev.Messages)
+	w.optStr("toolCallId", ev.ToolCallID)
+	w.optStr("toolName", ev.ToolName)
+	w.optRaw("args", ev.Args)
+	w.optMessage("partial", ev.Partial)
+	w.optMessage("result", ev.Result)
+	w.optBool("isError", ev.IsError)
+	if q := ev.Queue; q != nil {
+		w.key("queue")
+		n := w.begin()
+		w.strs("steering", q.Steering)
+		w.strs("followUp", q.FollowUp)
+		w.end(n)
+	}
+	if r := ev.Retry; r != nil {
+		w.key("retry")
+		n := w.begin()
+		w.int("attempt", int64(r.Attempt))
+		w.int("maxAttempts", int64(r.MaxAttempts))
+		w.optInt("delayMs", r.DelayMs)
+		w.optStr("errorMessage", r.ErrorMessage)
+		w.optBool("success", r.Success)
+		w.end(n)
+	}
+	if c := ev.Compaction; c != nil {
+		w.key("compaction")
+		n := w.begin()
+		w.str("reason", c.Reason)
+		w.optInt("tokensBefore", c.TokensBefore)
+		w.optStr("summary", c.Summary)
+		w.optStr("entryId", c.EntryID)
+		w.optBool("aborted", c.Aborted)
+		w.optStr("error", c.Error)
+		w.end(n)
+	}
+	w.optStr("hook", ev.Hook)
+	w.optStr("commandId", ev.CommandID)
+	w.optStr("error", ev.Error)
+	w.end(n)
+	return w.result()
+}
+
+// optMessage writes m if it is not nil.
+func (w *jsonWriter) optMessage(k string, m *Message) {
+	if m != nil {
+		w.key(k)
+		m.write(w)
+	}
+}
+
+// messages writes ms if there are any.
+func (w *jsonWriter) messages(k string, ms []Message) {
+	if len(ms) == 0 {
+		return
+	}
+	w.key(k)
+	w.b = append(w.b, '[')
+	for i := range ms {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		ms[i].write(w)
+	}
+	w.b = append(w.b, ']')
 }
 
 // DecodeEvent decodes and validates an event.

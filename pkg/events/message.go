@@ -93,19 +93,33 @@ func (m *Message) ToolCalls() []Block {
 
 // MarshalJSON writes the canonical form of m for its role.
 func (m Message) MarshalJSON() ([]byte, error) {
-	w := newObjWriter()
+	var w jsonWriter
+	m.write(&w)
+	return w.result()
+}
+
+// write writes the canonical form of m.
+func (m *Message) write(w *jsonWriter) {
+	n := w.begin()
 	w.str("role", m.Role)
 	switch m.Role {
 	case RoleUser:
-		w.value("content", m.Content)
+		w.key("content")
+		m.Content.write(w)
 		w.optStr("commandId", m.CommandID)
 	case RoleAssistant:
-		w.value("content", m.Content)
+		w.key("content")
+		m.Content.write(w)
 		w.optStr("api", m.API)
 		w.optStr("provider", m.Provider)
 		w.optStr("model", m.Model)
 		if m.Usage != nil {
-			w.value("usage", m.Usage)
+			// Written by encoding/json before: as in an envelope.
+			w.key("usage")
+			in := w.inEnvelope
+			w.inEnvelope = true
+			m.Usage.write(w)
+			w.inEnvelope = in
 		}
 		w.optStr("stopReason", string(m.StopReason)) // empty while streaming (events)
 		w.optStr("errorMessage", m.ErrorMessage)
@@ -113,36 +127,38 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	case RoleToolResult:
 		w.str("toolCallId", m.ToolCallID)
 		w.str("toolName", m.ToolName)
-		w.value("content", m.Content)
+		w.key("content")
+		m.Content.write(w)
 		w.optRaw("details", m.Details)
-		w.value("isError", m.IsError)
+		w.boolean("isError", m.IsError)
 	case RoleCustom:
 		w.str("customType", m.CustomType)
-		w.value("content", m.Content)
-		w.value("display", m.Display)
+		w.key("content")
+		m.Content.write(w)
+		w.boolean("display", m.Display)
 		w.optRaw("details", m.Details)
 	case RoleBranchSummary:
 		w.str("summary", m.Summary)
 		w.str("fromId", m.FromID)
 	case RoleCompactionSummary:
 		w.str("summary", m.Summary)
-		w.value("tokensBefore", m.TokensBefore)
+		w.int("tokensBefore", m.TokensBefore)
 	case RoleBashExecution:
 		w.str("command", m.Command)
 		w.str("output", m.Output)
 		if m.ExitCode != nil {
-			w.value("exitCode", *m.ExitCode)
+			w.int("exitCode", *m.ExitCode)
 		}
-		w.value("cancelled", m.Cancelled)
-		w.value("truncated", m.Truncated)
+		w.boolean("cancelled", m.Cancelled)
+		w.boolean("truncated", m.Truncated)
 		w.optStr("fullOutputPath", m.FullOutputPath)
 		w.optBool("excludeFromContext", m.ExcludeFromContext)
 	}
 	if m.Timestamp != 0 {
-		w.value("timestamp", m.Timestamp)
+		w.int("timestamp", m.Timestamp)
 	}
 	w.extra(m.Extra)
-	return w.bytes()
+	w.end(n)
 }
 
 // UnmarshalJSON decodes and validates a message.

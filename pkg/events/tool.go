@@ -68,8 +68,20 @@ const ResultKindTool = "tool"
 
 // Encode writes c with the current schema version.
 func (c ToolCall) Encode() ([]byte, error) {
-	c.V = SchemaVersion
-	return marshalNoEscape(c)
+	w := jsonWriter{inEnvelope: true}
+	n := w.begin()
+	w.int("v", SchemaVersion)
+	w.str("sessionId", c.SessionID)
+	w.str("toolCallId", c.ToolCallID)
+	w.str("name", c.Name)
+	w.raw("arguments", c.Arguments)
+	w.optStr("workspace", c.Workspace)
+	w.boolean("idempotent", c.Idempotent)
+	w.optInt("timeoutMs", c.TimeoutMs)
+	w.optStr("owner", c.Owner)
+	w.optStr("dispatched", c.Dispatched)
+	w.end(n)
+	return w.result()
 }
 
 // DecodeToolCall decodes and validates a tool call request.
@@ -98,12 +110,23 @@ func DecodeToolCall(data []byte) (ToolCall, error) {
 
 // Encode writes r with the current schema version.
 func (r ToolResult) Encode() ([]byte, error) {
-	r.V = SchemaVersion
-	r.Kind = ResultKindTool
-	if r.Content == nil {
-		r.Content = []Block{}
-	}
-	return marshalNoEscape(r)
+	w := jsonWriter{inEnvelope: true}
+	n := w.begin()
+	w.int("v", SchemaVersion)
+	w.str("kind", ResultKindTool)
+	w.str("sessionId", r.SessionID)
+	w.str("toolCallId", r.ToolCallID)
+	w.str("toolName", r.ToolName)
+	w.key("content")
+	w.blocks(r.Content)
+	w.optRaw("details", r.Details)
+	w.boolean("isError", r.IsError)
+	w.optBool("terminate", r.Terminate)
+	w.optBool("interrupted", r.Interrupted)
+	w.int("durationMs", r.DurationMs)
+	w.optStr("worker", r.Worker)
+	w.end(n)
+	return w.result()
 }
 
 // DecodeToolResult decodes and validates a tool result.
