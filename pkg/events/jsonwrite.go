@@ -156,16 +156,11 @@ func (w *jsonWriter) strMap(k string, m map[string]string) {
 	w.b = append(w.b, '}')
 }
 
-// raw writes v; see inEnvelope. A nil v is null, as json.RawMessage writes it.
+// raw writes v; see inEnvelope.
 func (w *jsonWriter) raw(k string, v json.RawMessage) {
 	if !w.inEnvelope {
 		w.key(k)
 		w.b = append(w.b, v...)
-		return
-	}
-	if v == nil {
-		w.key(k)
-		w.b = append(w.b, "null"...)
 		return
 	}
 	ix := indexJSON(v)

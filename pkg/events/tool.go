@@ -74,7 +74,12 @@ func (c ToolCall) Encode() ([]byte, error) {
 	w.str("sessionId", c.SessionID)
 	w.str("toolCallId", c.ToolCallID)
 	w.str("name", c.Name)
-	w.raw("arguments", c.Arguments)
+	if c.Arguments == nil {
+		w.key("arguments")
+		w.b = append(w.b, "null"...) // as json.RawMessage writes nil
+	} else {
+		w.raw("arguments", c.Arguments)
+	}
 	w.optStr("workspace", c.Workspace)
 	w.boolean("idempotent", c.Idempotent)
 	w.optInt("timeoutMs", c.TimeoutMs)
