@@ -77,7 +77,7 @@ type Command struct {
 // writes entryId, null included, and an empty but non-nil Tools is written
 // as [] (set_tools with no tools).
 func (c Command) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{inEnvelope: true}
+	w := jsonWriter{b: make([]byte, 0, sizeHint(len(c.Text)+len(c.SystemPrompt)+len(c.Instructions)+extraSize(c.Extra))), inEnvelope: true}
 	n := w.begin()
 	w.int("v", int64(c.V))
 	w.str("id", c.ID)

@@ -47,7 +47,7 @@ func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
 
 // MarshalJSON writes the canonical form of b.
 func (b Block) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	w := jsonWriter{b: make([]byte, 0, sizeHint(b.size()))}
 	b.write(&w)
 	return w.result()
 }
@@ -175,7 +175,7 @@ func (c Content) Text() string {
 
 // MarshalJSON writes a string when c.String is set, else an array of blocks.
 func (c Content) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	w := jsonWriter{b: make([]byte, 0, sizeHint(blocksSize(c.Blocks)))}
 	c.write(&w)
 	return w.result()
 }

@@ -111,7 +111,7 @@ func (e *Entry) IsTreeNode() bool { return e.Type != EntrySession }
 
 // MarshalJSON writes the canonical form of e.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	w := jsonWriter{b: make([]byte, 0, sizeHint(e.size()))}
 	e.write(&w)
 	return w.result()
 }

@@ -111,7 +111,7 @@ type Event struct {
 
 // Encode writes the canonical JSON of ev with the current schema version.
 func (ev Event) Encode() ([]byte, error) {
-	w := jsonWriter{inEnvelope: true}
+	w := jsonWriter{b: make([]byte, 0, sizeHint(ev.size())), inEnvelope: true}
 	n := w.begin()
 	w.int("v", SchemaVersion)
 	w.str("type", ev.Type)

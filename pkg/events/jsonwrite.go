@@ -236,10 +236,20 @@ func appendCompact(dst, v []byte) []byte {
 func appendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
+	safe := &jsonSafe
+	if html {
+		safe = &jsonSafeHTML
+	}
 	for i := 0; i < len(s); {
+		if !html {
+			i = plainStringRunEnd(s, i)
+			if i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
+			if safe[c] {
 				i++
 				continue
 			}
@@ -286,6 +296,40 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// jsonSafe holds the ASCII bytes encoding/json writes as they are in a
+// string; jsonSafeHTML the same less <, > and &.
+var jsonSafe, jsonSafeHTML = func() (safe, html [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		safe[c] = c != '"' && c != '\\'
+		html[c] = safe[c] && c != '<' && c != '>' && c != '&'
+	}
+	return safe, html
+}()
+
+// plainStringRunEnd returns the index of the first byte of s at or after i
+// that encoding/json does not write as it is in a string (HTML escaping
+// off), or that starts a multi-byte character; or len(s).
+func plainStringRunEnd(s string, i int) int {
+	for i+8 <= len(s) {
+		x := load64(s, i)
+		if x&msbs|hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(s) && jsonSafe[s[i]] {
+		i++
+	}
+	return i
+}
+
+// load64 returns the eight bytes of s at i, little-endian.
+func load64(s string, i int) uint64 {
+	t := s[i : i+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+}
 
 // appendJSONFloat appends f, finite, as encoding/json writes a float64:
 // plain decimal between 1e-6 and 1e21, exponent form outside, shortest

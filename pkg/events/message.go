@@ -93,7 +93,7 @@ func (m *Message) ToolCalls() []Block {
 
 // MarshalJSON writes the canonical form of m for its role.
 func (m Message) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	w := jsonWriter{b: make([]byte, 0, sizeHint(m.size()))}
 	m.write(&w)
 	return w.result()
 }

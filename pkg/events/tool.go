@@ -68,7 +68,7 @@ const ResultKindTool = "tool"
 
 // Encode writes c with the current schema version.
 func (c ToolCall) Encode() ([]byte, error) {
-	w := jsonWriter{inEnvelope: true}
+	w := jsonWriter{b: make([]byte, 0, sizeHint(len(c.Arguments))), inEnvelope: true}
 	n := w.begin()
 	w.int("v", SchemaVersion)
 	w.str("sessionId", c.SessionID)
@@ -115,7 +115,7 @@ func DecodeToolCall(data []byte) (ToolCall, error) {
 
 // Encode writes r with the current schema version.
 func (r ToolResult) Encode() ([]byte, error) {
-	w := jsonWriter{inEnvelope: true}
+	w := jsonWriter{b: make([]byte, 0, sizeHint(blocksSize(r.Content)+len(r.Details))), inEnvelope: true}
 	n := w.begin()
 	w.int("v", SchemaVersion)
 	w.str("kind", ResultKindTool)
