@@ -285,7 +285,7 @@ func FuzzEncodeDifferential(f *testing.F) {
 func FuzzEncodeValues(f *testing.F) {
 	f.Add("x", 1.5, int64(1), []byte(`{}`), "k")
 	f.Add("<a>&\u2028\xff\x01", 1e21, int64(1<<53+1), []byte(" { \"a\" : 1 } "), "<\xff>")
-	f.Add("", -0.0, int64(-1), []byte(`bad`), "")
+	f.Add("", math.Copysign(0, -1), int64(-1), []byte(`bad`), "")
 	f.Add("é", 1e-7, int64(math.MaxInt64), []byte(nil), "a")
 	f.Fuzz(func(t *testing.T, s string, x float64, n int64, raw []byte, key string) {
 		rawMsg := json.RawMessage(raw)

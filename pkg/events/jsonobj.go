@@ -1,27 +1,11 @@
 package events
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "encoding/json"
 
 // Extra holds the JSON fields of an object that Cairn does not model. They are
 // kept from decoding and written back after the known fields, in key order, so
 // a round trip through Cairn's types loses nothing.
 type Extra map[string]json.RawMessage
-
-// marshalNoEscape is json.Marshal without HTML escaping, so text stays as the
-// model or the user wrote it. The encoders write the types they know
-// themselves (jsonwrite.go); this is for the rest.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
 
 // formatExtra and parseExtra keep an Extra as a JSON object in a string, for
 // types that must stay comparable with ==.

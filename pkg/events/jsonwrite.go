@@ -179,17 +179,6 @@ func (w *jsonWriter) optRaw(k string, v json.RawMessage) {
 	}
 }
 
-// value writes v marshalled by encoding/json, for the types written rarely.
-func (w *jsonWriter) value(k string, v any) {
-	data, err := marshalNoEscape(v)
-	if err != nil {
-		w.fail(k, err)
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, data...)
-}
-
 // extra writes the members of x, in key order.
 func (w *jsonWriter) extra(x Extra) {
 	switch len(x) {

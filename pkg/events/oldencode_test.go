@@ -138,6 +138,17 @@ func (w *objWriter) bytes() ([]byte, error) {
 	return w.b.Bytes(), nil
 }
 
+// marshalNoEscape is json.Marshal without HTML escaping (pigen_test.go).
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
 func oldMarshalNoEscape(v any) ([]byte, error) {
 	switch x := v.(type) {
 	case *oldMessage:
