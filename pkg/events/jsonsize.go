@@ -7,7 +7,7 @@ package events
 func sizeHint(n int) int { return n + n/8 + 256 }
 
 func (b *Block) size() int {
-	return 64 + len(b.Text) + len(b.TextSignature) + len(b.Thinking) + len(b.ThinkingSignature) +
+	return 96 + len(b.Text) + len(b.TextSignature) + len(b.Thinking) + len(b.ThinkingSignature) +
 		len(b.Data) + len(b.Arguments) + len(b.ThoughtSignature) + extraSize(b.Extra)
 }
 
@@ -23,7 +23,7 @@ func (m *Message) size() int {
 	if m == nil {
 		return 0
 	}
-	return 128 + blocksSize(m.Content.Blocks) + len(m.Details) + len(m.ErrorMessage) + len(m.Summary) +
+	return 320 + blocksSize(m.Content.Blocks) + len(m.Details) + len(m.ErrorMessage) + len(m.Summary) +
 		len(m.Command) + len(m.Output) + extraSize(m.Extra)
 }
 

@@ -54,18 +54,30 @@ func (w *jsonWriter) fail(k string, err error) {
 }
 
 // key writes the comma before a member, if any, and its key.
-func (w *jsonWriter) key(k string) {
+func (w *jsonWriter) key(k string) { w.b = w.keyed(k) }
+
+// keyed returns w.b with the comma before a member, if any, and its key
+// appended; the caller stores it back. (One store to w.b per member: each is
+// a pointer write with a barrier while the GC runs.)
+func (w *jsonWriter) keyed(k string) []byte {
+	b := w.b
 	if w.n > 0 {
-		w.b = append(w.b, ',')
+		b = append(b, ',')
 	}
 	w.n++
-	w.b = appendJSONString(w.b, k, true)
-	w.b = append(w.b, ':')
+	for i := 0; i < len(k); i++ {
+		if !jsonSafeHTML[k[i]] {
+			b = appendJSONString(b, k, true)
+			return append(b, ':')
+		}
+	}
+	b = append(b, '"')
+	b = append(b, k...)
+	return append(b, '"', ':')
 }
 
 func (w *jsonWriter) str(k, v string) {
-	w.key(k)
-	w.b = appendJSONString(w.b, v, false)
+	w.b = appendJSONString(w.keyed(k), v, false)
 }
 
 func (w *jsonWriter) optStr(k, v string) {
@@ -76,16 +88,14 @@ func (w *jsonWriter) optStr(k, v string) {
 
 func (w *jsonWriter) nullableStr(k string, v *string) {
 	if v == nil {
-		w.key(k)
-		w.b = append(w.b, "null"...)
+		w.b = append(w.keyed(k), "null"...)
 		return
 	}
 	w.str(k, *v)
 }
 
 func (w *jsonWriter) boolean(k string, v bool) {
-	w.key(k)
-	w.b = strconv.AppendBool(w.b, v)
+	w.b = strconv.AppendBool(w.keyed(k), v)
 }
 
 func (w *jsonWriter) optBool(k string, v bool) {
@@ -95,8 +105,7 @@ func (w *jsonWriter) optBool(k string, v bool) {
 }
 
 func (w *jsonWriter) int(k string, v int64) {
-	w.key(k)
-	w.b = strconv.AppendInt(w.b, v, 10)
+	w.b = strconv.AppendInt(w.keyed(k), v, 10)
 }
 
 func (w *jsonWriter) optInt(k string, v int64) {
@@ -110,8 +119,7 @@ func (w *jsonWriter) float(k string, v float64) {
 		w.fail(k, &json.UnsupportedValueError{Str: strconv.FormatFloat(v, 'g', -1, 64)})
 		return
 	}
-	w.key(k)
-	w.b = appendJSONFloat(w.b, v)
+	w.b = appendJSONFloat(w.keyed(k), v)
 }
 
 // strs writes a list of strings; nil is null.
@@ -159,8 +167,7 @@ func (w *jsonWriter) strMap(k string, m map[string]string) {
 // raw writes v; see inEnvelope.
 func (w *jsonWriter) raw(k string, v json.RawMessage) {
 	if !w.inEnvelope {
-		w.key(k)
-		w.b = append(w.b, v...)
+		w.b = append(w.keyed(k), v...)
 		return
 	}
 	ix := indexJSON(v)
@@ -169,8 +176,7 @@ func (w *jsonWriter) raw(k string, v json.RawMessage) {
 		return
 	}
 	ix.release()
-	w.key(k)
-	w.b = appendCompact(w.b, v)
+	w.b = appendCompact(w.keyed(k), v)
 }
 
 func (w *jsonWriter) optRaw(k string, v json.RawMessage) {
