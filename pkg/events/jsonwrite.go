@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -308,8 +309,10 @@ var jsonSafe, jsonSafeHTML = func() (safe, html [256]bool) {
 func plainStringRunEnd(s string, i int) int {
 	for i+8 <= len(s) {
 		x := load64(s, i)
-		if x&msbs|hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
-			break
+		if bad := x&msbs | hasLess(x, 0x20) | hasByte(x, '"') | hasByte(x, '\\'); bad != 0 {
+			// The lowest flag is exact: a borrow only carries upwards,
+			// from a byte that is flagged itself.
+			return i + bits.TrailingZeros64(bad)>>3
 		}
 		i += 8
 	}

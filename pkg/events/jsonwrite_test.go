@@ -23,7 +23,8 @@ func marshalString(t *testing.T, s string, html bool) []byte {
 
 // TestAppendJSONString compares the string writer with encoding/json on
 // every string of one and two bytes, and on runs long enough for the
-// eight-byte scan with each byte value at each position.
+// eight-byte scan with each byte value at each position, and pairs of bytes
+// that need a look at each pair of positions.
 func TestAppendJSONString(t *testing.T) {
 	check := func(s string) {
 		for _, html := range []bool{false, true} {
@@ -44,6 +45,17 @@ func TestAppendJSONString(t *testing.T) {
 			s := bytes.Clone(base)
 			s[i] = byte(c)
 			check(string(s))
+		}
+	}
+	for _, c := range []byte{'"', '\\', '\n', 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xe2, 0xff, '<', '&'} {
+		for _, d := range []byte{'"', '\t', 0x01, 0xa9, 0xe2, '>'} {
+			for i := range base {
+				for j := i + 1; j < len(base); j++ {
+					s := bytes.Clone(base)
+					s[i], s[j] = c, d
+					check(string(s))
+				}
+			}
 		}
 	}
 	for _, s := range []string{"\u2028\u2029", "a\u2028b\u2029c", "\xe2\x80", "\xe2\x80\xa8\xe2", "éé\xffé", "\xed\xa0\x80\xed\xbf\xbf", "\U0010ffff\xf4\x90\x80\x80"} {
