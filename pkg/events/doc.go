@@ -29,10 +29,11 @@
 // Encoders append to one byte slice, sized once, and write strings as
 // encoding/json does without HTML escaping (invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped); keys of unmodelled members are written as
-// json.Marshal writes them, HTML escaped. Raw JSON members (tool arguments,
-// details, unmodelled members) are written as they are in entries, messages
-// and blocks, and compacted, and refused if invalid, in events, tool calls
-// and tool results: the bytes encoding/json wrote for them before.
+// json.Marshal writes them, HTML escaped. Raw JSON members (details,
+// unmodelled members) are written as they are in entries, messages and
+// blocks (tool arguments compacted, when valid), and compacted, and refused
+// if invalid, in events, tool calls and tool results: the bytes
+// encoding/json wrote for them before.
 //
 // # Errors
 //
