@@ -26,13 +26,20 @@ type resultIter struct {
 // since since when it is set.
 func (c *Client) results(ctx context.Context, sid string, since time.Time) (*resultIter, error) {
 	it := &resultIter{msgs: make(chan jetstream.Msg, 64), done: make(chan struct{})}
-	f, err := follow.Start(ctx, c.js, follow.Config{Stream: c.names.ResultsStream(), Filter: c.names.ResultSubject(sid), Since: since},
-		func(m jetstream.Msg) {
-			select {
-			case it.msgs <- m:
-			case <-it.done:
-			}
-		})
+	// Start's stream look-up gets no answer while JetStream elects a leader
+	// (it gives up after its OpenTimeout): try again until ctx ends.
+	var f *follow.Follower
+	err := retry(ctx, func(context.Context) error {
+		var err error
+		f, err = follow.Start(ctx, c.js, follow.Config{Stream: c.names.ResultsStream(), Filter: c.names.ResultSubject(sid), Since: since},
+			func(m jetstream.Msg) {
+				select {
+				case it.msgs <- m:
+				case <-it.done:
+				}
+			})
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, c.names.ResultsStream())

@@ -32,8 +32,9 @@
 //
 // # Errors
 //
-// [Start] fails when the stream does not exist or the configuration is
-// wrong. Afterwards every failure (a lost node, a deleted consumer, a
+// [Start] fails when the stream does not exist, when its look-up gets no
+// answer within OpenTimeout (context.DeadlineExceeded: JetStream is electing a
+// leader; the caller may try again), or the configuration is wrong. Afterwards every failure (a lost node, a deleted consumer, a
 // reconnect, missed heartbeats) makes the Follower open a new consumer, with
 // backoff, until it succeeds or it is stopped; each is logged.
 package follow

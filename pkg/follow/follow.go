@@ -30,7 +30,8 @@ type Config struct {
 	// Heartbeat is the idle heartbeat asked of the server (500ms to 30s); a
 	// consumer that misses two in a row is replaced. Default 2s.
 	Heartbeat time.Duration
-	// OpenTimeout bounds the creation of one consumer. Default 5s.
+	// OpenTimeout bounds the creation of one consumer, and Start's look-up
+	// of the stream. Default 5s.
 	OpenTimeout time.Duration
 	// Logger receives a line per replaced consumer. Default: discard.
 	Logger *slog.Logger
@@ -91,7 +92,12 @@ func Start(ctx context.Context, js jetstream.JetStream, cfg Config, fn func(jets
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	st, err := js.Stream(ctx, cfg.Stream)
+	// Bounded like a consumer's creation: with a far deadline on ctx,
+	// nats.go does not apply its default timeout, and a request the server
+	// drops (its stream leader lost, a leader election) is never answered.
+	sctx, cancel := context.WithTimeout(ctx, cfg.OpenTimeout)
+	st, err := js.Stream(sctx, cfg.Stream)
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("follow: stream %s: %w", cfg.Stream, err)
 	}

@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairn-agents/cairn/internal/natstest"
@@ -313,5 +315,41 @@ func TestNoDeliveryAfterStop(t *testing.T) {
 	poll(t, func() (int64, bool) { return 0, lastSeq() > atStop+100 }) // more arrive after Stop
 	if late.Load() {
 		t.Fatal("fn was called after Stop returned")
+	}
+}
+
+// TestStartStreamLookupUnanswered: a stream look-up the server never answers
+// (its leader was lost mid-request) ends Start after OpenTimeout, even when
+// ctx has a far deadline (nats.go then applies no timeout of its own).
+func TestStartStreamLookupUnanswered(t *testing.T) {
+	s := natstest.RunServer(t)
+	nc, _ := natstest.JetStream(t, s.Server)
+	sub, err := nc.Subscribe("silent.>", func(*nats.Msg) {}) // takes API requests, answers none
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	js, err := jetstream.NewWithAPIPrefix(nc, "silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		f, err := follow.Start(ctx, js, follow.Config{Stream: "S", OpenTimeout: 500 * time.Millisecond}, func(jetstream.Msg) {})
+		if f != nil {
+			f.Stop()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Start = %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatalf("Start still waiting for the stream look-up a minute later (OpenTimeout 500ms): %v", <-done)
 	}
 }
