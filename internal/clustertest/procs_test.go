@@ -103,6 +103,9 @@ func (ps *procs) stopAll() {
 	all := append([]*proc(nil), ps.all...)
 	ps.mu.Unlock()
 	began := time.Now()
+	if ps.t.Failed() {
+		ps.dumpStacks(all)
+	}
 	for i := len(all) - 1; i >= 0; i-- {
 		ps.stop(all[i], 15*time.Second)
 	}
@@ -113,6 +116,29 @@ func (ps *procs) stopAll() {
 			data, _ := os.ReadFile(p.log)
 			lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 			ps.t.Logf("--- last lines of %s ---\n%s", p.name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+		}
+	}
+}
+
+// dumpStacks sends SIGQUIT to every live orchestrator, before anything is
+// stopped: the Go runtime writes every goroutine's stack to stderr (the
+// process's log) and exits, so a stalled session's actor can be read there.
+func (ps *procs) dumpStacks(all []*proc) {
+	for _, p := range all {
+		if !strings.HasPrefix(p.name, "orchestrator") {
+			continue
+		}
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		syscall.Kill(p.cmd.Process.Pid, syscall.SIGQUIT)
+		select {
+		case <-p.done:
+			ps.t.Logf("%s (pid %d): SIGQUIT; its goroutine stacks are in %s", p.name, p.cmd.Process.Pid, p.log)
+		case <-time.After(15 * time.Second):
+			ps.t.Logf("%s (pid %d) did not exit within 15s of SIGQUIT", p.name, p.cmd.Process.Pid)
 		}
 	}
 }
