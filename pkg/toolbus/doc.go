@@ -55,6 +55,10 @@
 // does not is terminated with a logged reason. An unknown tool, a workspace
 // outside the root, a timeout, an abort or a failing tool each give an error
 // result. A call delivered more than Worker.MaxDeliveries times gets an error
-// result instead of another run. Sentinel errors: [ErrNotProvisioned],
+// result instead of another run. [Provision], [Check], [Bus.Register] and
+// [Bus.Start] wait while JetStream cannot answer yet (no responders, no
+// reply, 503: a stream or bucket still electing its leader, right after it
+// was created or while a node is lost) until ctx ends; an answer that will
+// not change, such as a missing stream or bucket, returns at once. Sentinel errors: [ErrNotProvisioned],
 // [ErrConflict], [ErrNotFound]; configuration mistakes are [*events.FieldError].
 package toolbus

@@ -81,6 +81,12 @@ func Provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 	if o.Replicas < 1 || o.Replicas > 5 {
 		return fieldErr("replicas", "must be 1-5, got %d", o.Replicas)
 	}
+	// Idempotent, so simply run again while JetStream cannot answer (a
+	// service started with the cluster, or while a node is lost).
+	return whileUnavailable(ctx, func(ctx context.Context) error { return provision(ctx, js, names, o) })
+}
+
+func provision(ctx context.Context, js jetstream.JetStream, names events.Names, o ProvisionOptions) error {
 	for _, cfg := range streamConfigs(names, o) {
 		_, err := js.CreateStream(ctx, cfg)
 		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
@@ -106,6 +112,10 @@ func Provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 // Check reports whether everything [Provision] creates exists, wrapping
 // [ErrNotProvisioned] with the name of the first thing missing.
 func Check(ctx context.Context, js jetstream.JetStream, names events.Names) error {
+	return whileUnavailable(ctx, func(ctx context.Context) error { return check(ctx, js, names) })
+}
+
+func check(ctx context.Context, js jetstream.JetStream, names events.Names) error {
 	o := ProvisionOptions{}.withDefaults()
 	for _, cfg := range streamConfigs(names, o) {
 		if err := checkStream(ctx, js, cfg); err != nil {

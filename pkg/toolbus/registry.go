@@ -26,7 +26,13 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 	if err := validatePool(pool); err != nil {
 		return err
 	}
-	kv, err := b.js.KeyValue(ctx, b.names.ToolsBucket())
+	// A worker may start while the bucket still elects a leader (just
+	// provisioned, or a NATS node lost): it waits for an answer.
+	var kv jetstream.KeyValue
+	err := whileUnavailable(ctx, func(ctx context.Context) (err error) {
+		kv, err = b.js.KeyValue(ctx, b.names.ToolsBucket())
+		return err
+	})
 	if err != nil {
 		return bucketErr(b.names.ToolsBucket(), err)
 	}
@@ -42,17 +48,25 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 			return err
 		}
 		for {
-			e, err := kv.Get(ctx, s.Name)
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
-				_, err = kv.Create(ctx, s.Name, data)
-			case err != nil:
-			default:
-				var old Registration
-				if json.Unmarshal(e.Value(), &old) == nil && old.Pool != pool {
-					return fmt.Errorf("%w: tool %q is registered by pool %q, not %q", ErrConflict, s.Name, old.Pool, pool)
+			var conflict error
+			err := whileUnavailable(ctx, func(ctx context.Context) error {
+				e, err := kv.Get(ctx, s.Name)
+				switch {
+				case errors.Is(err, jetstream.ErrKeyNotFound):
+					_, err = kv.Create(ctx, s.Name, data)
+				case err != nil:
+				default:
+					var old Registration
+					if json.Unmarshal(e.Value(), &old) == nil && old.Pool != pool {
+						conflict = fmt.Errorf("%w: tool %q is registered by pool %q, not %q", ErrConflict, s.Name, old.Pool, pool)
+						return nil
+					}
+					_, err = kv.Update(ctx, s.Name, data, e.Revision())
 				}
-				_, err = kv.Update(ctx, s.Name, data, e.Revision())
+				return err
+			})
+			if conflict != nil {
+				return conflict
 			}
 			if err == nil {
 				break

@@ -78,11 +78,14 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	if err := b.Register(ctx, w.Pool, specs...); err != nil {
 		return nil, err
 	}
-	s.starts, err = b.js.KeyValue(ctx, b.names.ToolStartsBucket())
+	err = whileUnavailable(ctx, func(ctx context.Context) (err error) {
+		s.starts, err = b.js.KeyValue(ctx, b.names.ToolStartsBucket())
+		return err
+	})
 	if err != nil {
 		return nil, bucketErr(b.names.ToolStartsBucket(), err)
 	}
-	s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       ConsumerName(w.Pool),
 		Description:   "toolrunners of pool " + w.Pool,
 		FilterSubject: b.names.PoolTools(w.Pool),
@@ -91,6 +94,10 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 		MaxDeliver:    -1, // the worker gives up after MaxDeliveries with an error result
 		MaxAckPending: 4096,
 		MaxWaiting:    4096,
+	}
+	err = whileUnavailable(ctx, func(ctx context.Context) (err error) {
+		s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), cfg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("toolbus: consumer %s: %w", ConsumerName(w.Pool), err)

@@ -1,0 +1,45 @@
+package toolbus
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// unavailable reports whether err says JetStream could not answer for now
+// (no responder, no reply, or 503 while a stream or bucket elects a leader
+// right after it was created or after a node was lost), as opposed to an
+// answer that will not change.
+func unavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// whileUnavailable runs op (at most 5 s per attempt) until it succeeds, fails
+// with an answer, or ctx ends, waiting 100 ms to 2 s between attempts.
+func whileUnavailable(ctx context.Context, op func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := op(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !unavailable(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}

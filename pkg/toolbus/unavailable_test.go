@@ -1,0 +1,63 @@
+package toolbus
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A worker started while the registry elects a leader waits for it; an
+// answer that will not change (the bucket does not exist) ends at once.
+func TestWhileUnavailableRetriesOnlyUnavailable(t *testing.T) {
+	calls := 0
+	err := whileUnavailable(context.Background(), func(context.Context) error {
+		calls++
+		switch calls {
+		case 1:
+			return nats.ErrNoResponders
+		case 2:
+			return &jetstream.APIError{Code: 503, Description: "JetStream system temporarily unavailable"}
+		case 3:
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	if err != nil || calls != 4 {
+		t.Fatalf("whileUnavailable = %v after %d calls, want nil after 4", err, calls)
+	}
+	calls = 0
+	err = whileUnavailable(context.Background(), func(context.Context) error {
+		calls++
+		return jetstream.ErrBucketNotFound
+	})
+	if !errors.Is(err, jetstream.ErrBucketNotFound) || calls != 1 {
+		t.Fatalf("whileUnavailable = %v after %d calls, want ErrBucketNotFound after 1", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err = whileUnavailable(ctx, func(context.Context) error {
+		cancel()
+		return nats.ErrNoResponders
+	})
+	if !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("whileUnavailable after cancel = %v, want the last error", err)
+	}
+}
+
+func TestRegisterWithoutBucketSaysWhatIsMissing(t *testing.T) {
+	srv := natstest.RunServer(t)
+	nc, _ := natstest.JetStream(t, srv.Server)
+	b, err := New(nc, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Register(context.Background(), "default", events.ToolSpec{Name: "echo", Description: "echo",
+		Parameters: []byte(`{"type":"object"}`)})
+	if !errors.Is(err, ErrNotProvisioned) {
+		t.Fatalf("Register before provisioning = %v, want ErrNotProvisioned", err)
+	}
+}
