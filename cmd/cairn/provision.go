@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
-
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
 
@@ -37,8 +39,48 @@ func newProvisionCmd(e *env) *cobra.Command {
 				return fmt.Errorf("provision %s: %w", cfg.Bucket, err)
 			}
 		}
+		// Services started right after this must find every stream
+		// answering: wait until each has elected its leader.
+		wctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+		defer cancel()
+		if err := waitForLeaders(wctx, js); err != nil {
+			return err
+		}
 		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", *natsURL, *replicas)
 		return nil
 	}
 	return c
+}
+
+// waitForLeaders waits until every stream (buckets included) answers with a
+// leader, or ctx ends; the error then names the first stream still without
+// one.
+func waitForLeaders(ctx context.Context, js jetstream.JetStream) error {
+	var names []string
+	lister := js.StreamNames(ctx)
+	for n := range lister.Name() {
+		names = append(names, n)
+	}
+	if err := lister.Err(); err != nil {
+		return fmt.Errorf("list streams: %w", err)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for _, n := range names {
+		for {
+			s, err := js.Stream(ctx, n)
+			if err == nil {
+				if ci := s.CachedInfo().Cluster; ci == nil || ci.Leader != "" {
+					break
+				}
+				err = errors.New("no leader yet")
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stream %s is not ready: %w", n, err)
+			case <-tick.C:
+			}
+		}
+	}
+	return nil
 }
