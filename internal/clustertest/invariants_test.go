@@ -56,7 +56,8 @@ func checkSession(sid string, recs []session.Record, acked []string) (stats, []s
 	if !idle(recs) {
 		problems = append(problems, fmt.Sprintf("%s: has not settled", sid))
 	}
-	calls := map[string]int{}
+	calls := map[string]int{}     // entry id/call id → results
+	latest := map[string]string{} // call id → its latest call
 	var order []string
 	for _, r := range recs {
 		e := r.Entry
@@ -74,9 +75,15 @@ func checkSession(sid string, recs []session.Record, acked []string) (stats, []s
 		case events.RoleAssistant:
 			for _, b := range m.Content.Blocks {
 				if b.Type == events.BlockToolCall {
-					if _, seen := calls[b.ID]; !seen {
-						order = append(order, b.ID)
-						calls[b.ID] = 0
+					// A model may reuse a call id in a session (the scripted
+					// provider numbers its calls per process, so the owner
+					// after a failover repeats its predecessor's ids): a
+					// result answers the latest call of that id.
+					key := e.ID + "/" + b.ID
+					latest[b.ID] = key
+					if _, seen := calls[key]; !seen {
+						order = append(order, key)
+						calls[key] = 0
 					}
 				}
 			}
@@ -84,11 +91,12 @@ func checkSession(sid string, recs []session.Record, acked []string) (stats, []s
 				st.answered++
 			}
 		case events.RoleToolResult:
-			if _, ok := calls[m.ToolCallID]; !ok {
+			key, ok := latest[m.ToolCallID]
+			if !ok {
 				problems = append(problems, fmt.Sprintf("%s: a result names tool call %s, which no earlier assistant message made", sid, m.ToolCallID))
 				continue
 			}
-			calls[m.ToolCallID]++
+			calls[key]++
 		}
 	}
 	st.toolCalls = len(order)
