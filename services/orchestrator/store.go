@@ -92,7 +92,11 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 			e.CommandID, st.mu.stamps[k] = q[0], q[1:]
 		}
 	}
-	if e.ID == "" {
+	if e.ID == "" || isToolResult(&e) {
+		// A tool result's id is derived from its call's assistant entry
+		// too: the harness's (from the call id alone) would make the
+		// result of a reused call id a "duplicate" of the earlier one,
+		// and the result would be lost.
 		e.ID = st.deriveIDLocked(&e)
 	}
 	if e.V == 0 {
@@ -138,6 +142,10 @@ func (st *store) deriveIDLocked(e *events.Entry) string {
 		return events.DeriveID("cmd", e.CommandID, e.Type)
 	}
 	return events.DeriveID(st.sid, strconv.FormatUint(st.mu.s.LastSeq(), 10), e.Type)
+}
+
+func isToolResult(e *events.Entry) bool {
+	return e.Type == events.EntryMessage && e.Message != nil && e.Message.Role == events.RoleToolResult && e.Message.ToolCallID != ""
 }
 
 func (st *store) noteCallsLocked(e *events.Entry) {
