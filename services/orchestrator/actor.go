@@ -191,7 +191,9 @@ func (a *actor) run(ctx context.Context) {
 			a.mu.stopped = true
 			a.mu.Unlock()
 			if a.running {
-				a.h.Abort()
+				if a.h != nil { // nil while recovery runs
+					a.h.Abort()
+				}
 				<-a.runDone
 			}
 			return
