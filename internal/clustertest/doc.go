@@ -1,6 +1,6 @@
 // Package clustertest proves Cairn on a real cluster: a test, behind the build
-// tag `cluster` (run it with `make cluster-test`; `make test` runs it after
-// the unit tests, and so does CI), that builds the pinned nats-server and the
+// tag `cluster` (run it with `make cluster-test`; not part of `make test` or
+// CI while it fails about one run in eight, see docs/operations.md), that builds the pinned nats-server and the
 // cairn binary, starts a 3-node NATS cluster and every service as separate
 // processes on 127.0.0.1 (two orchestrators, three toolrunners, two
 // compactors, the projector, the gateway), drives sessions through the
