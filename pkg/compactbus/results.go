@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,7 +30,7 @@ func (c *Client) results(ctx context.Context, sid string, since time.Time) (*res
 	// Start's stream look-up gets no answer while JetStream elects a leader
 	// (it gives up after its OpenTimeout): try again until ctx ends.
 	var f *follow.Follower
-	err := retry(ctx, func(context.Context) error {
+	err := jsretry.Do(ctx, func(context.Context) error {
 		var err error
 		f, err = follow.Start(ctx, c.js, follow.Config{Stream: c.names.ResultsStream(), Filter: c.names.ResultSubject(sid), Since: since},
 			func(m jetstream.Msg) {
@@ -75,30 +76,10 @@ func (it *resultIter) Stop() {
 // while JetStream cannot answer (a meta leader election after a node is
 // lost) until ctx ends.
 func (c *Client) compactorsConsumer(ctx context.Context) error {
-	return retry(ctx, func(ctx context.Context) error {
+	return jsretry.Do(ctx, func(ctx context.Context) error {
 		_, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName)
 		return err
 	})
-}
-
-// retry runs op (5 s per attempt) until it succeeds, fails for good, or ctx
-// ends.
-func retry(ctx context.Context, op func(context.Context) error) error {
-	wait := 100 * time.Millisecond
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := op(actx)
-		cancel()
-		if err == nil || ctx.Err() != nil || !transient(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait): // retry pacing
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
 }
 
 // publish stores a request, retrying while the stream cannot answer (no
@@ -107,20 +88,10 @@ func retry(ctx context.Context, op func(context.Context) error) error {
 // was stored a duplicate, which the caller handles.
 func (c *Client) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
 	var ack *jetstream.PubAck
-	err := retry(ctx, func(ctx context.Context) error {
+	err := jsretry.Do(ctx, func(ctx context.Context) error {
 		var err error
 		ack, err = c.js.PublishMsg(ctx, msg)
 		return err
 	})
 	return ack, err
-}
-
-// transient reports whether a publish may succeed if tried again.
-func transient(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.Code == 503
-	}
-	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"slices"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 	}
 	// Idempotent, so simply run again while JetStream cannot answer (a
 	// service started with the cluster, or while a node is lost).
-	return whileUnavailable(ctx, func(ctx context.Context) error { return provision(ctx, js, names, o) })
+	return jsretry.Do(ctx, func(ctx context.Context) error { return provision(ctx, js, names, o) })
 }
 
 func provision(ctx context.Context, js jetstream.JetStream, names events.Names, o ProvisionOptions) error {
@@ -112,7 +113,7 @@ func provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 // Check reports whether everything [Provision] creates exists, wrapping
 // [ErrNotProvisioned] with the name of the first thing missing.
 func Check(ctx context.Context, js jetstream.JetStream, names events.Names) error {
-	return whileUnavailable(ctx, func(ctx context.Context) error { return check(ctx, js, names) })
+	return jsretry.Do(ctx, func(ctx context.Context) error { return check(ctx, js, names) })
 }
 
 func check(ctx context.Context, js jetstream.JetStream, names events.Names) error {

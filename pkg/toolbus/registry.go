@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"sort"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -29,7 +30,7 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 	// A worker may start while the bucket still elects a leader (just
 	// provisioned, or a NATS node lost): it waits for an answer.
 	var kv jetstream.KeyValue
-	err := whileUnavailable(ctx, func(ctx context.Context) (err error) {
+	err := jsretry.Do(ctx, func(ctx context.Context) (err error) {
 		kv, err = b.js.KeyValue(ctx, b.names.ToolsBucket())
 		return err
 	})
@@ -49,7 +50,7 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 		}
 		for {
 			var conflict error
-			err := whileUnavailable(ctx, func(ctx context.Context) error {
+			err := jsretry.Do(ctx, func(ctx context.Context) error {
 				e, err := kv.Get(ctx, s.Name)
 				switch {
 				case errors.Is(err, jetstream.ErrKeyNotFound):

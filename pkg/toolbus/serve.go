@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -78,7 +79,7 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	if err := b.Register(ctx, w.Pool, specs...); err != nil {
 		return nil, err
 	}
-	err = whileUnavailable(ctx, func(ctx context.Context) (err error) {
+	err = jsretry.Do(ctx, func(ctx context.Context) (err error) {
 		s.starts, err = b.js.KeyValue(ctx, b.names.ToolStartsBucket())
 		return err
 	})
@@ -95,7 +96,7 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 		MaxAckPending: 4096,
 		MaxWaiting:    4096,
 	}
-	err = whileUnavailable(ctx, func(ctx context.Context) (err error) {
+	err = jsretry.Do(ctx, func(ctx context.Context) (err error) {
 		s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), cfg)
 		return err
 	})

@@ -1,4 +1,13 @@
-package toolbus
+// Package jsretry retries JetStream calls while JetStream cannot answer yet:
+// no responder, no reply, or 503, as while a stream or bucket elects its
+// leader right after it was created or after a NATS node was lost.
+//
+// # Errors
+//
+// [Do] returns nil, the first error that is an answer (one that will not
+// change when asked again, such as a missing stream), or the last error once
+// ctx ends.
+package jsretry
 
 import (
 	"context"
@@ -9,11 +18,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// unavailable reports whether err says JetStream could not answer for now
+// Unavailable reports whether err says JetStream could not answer for now
 // (no responder, no reply, or 503 while a stream or bucket elects a leader
 // right after it was created or after a node was lost), as opposed to an
 // answer that will not change.
-func unavailable(err error) bool {
+func Unavailable(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.Code == 503
@@ -22,15 +31,15 @@ func unavailable(err error) bool {
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// whileUnavailable runs op (at most 5 s per attempt) until it succeeds, fails
+// Do runs op (at most 5 s per attempt) until it succeeds, fails
 // with an answer, or ctx ends, waiting 100 ms to 2 s between attempts.
-func whileUnavailable(ctx context.Context, op func(context.Context) error) error {
+func Do(ctx context.Context, op func(context.Context) error) error {
 	wait := 100 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := op(actx)
 		cancel()
-		if err == nil || ctx.Err() != nil || !unavailable(err) {
+		if err == nil || ctx.Err() != nil || !Unavailable(err) {
 			return err
 		}
 		t := time.NewTimer(wait)

@@ -1,21 +1,19 @@
-package toolbus
+package jsretry
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/cairn-agents/cairn/internal/natstest"
-	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A worker started while the registry elects a leader waits for it; an
 // answer that will not change (the bucket does not exist) ends at once.
-func TestWhileUnavailableRetriesOnlyUnavailable(t *testing.T) {
+func TestDoRetriesOnlyUnavailable(t *testing.T) {
 	calls := 0
-	err := whileUnavailable(context.Background(), func(context.Context) error {
+	err := Do(context.Background(), func(context.Context) error {
 		calls++
 		switch calls {
 		case 1:
@@ -31,7 +29,7 @@ func TestWhileUnavailableRetriesOnlyUnavailable(t *testing.T) {
 		t.Fatalf("whileUnavailable = %v after %d calls, want nil after 4", err, calls)
 	}
 	calls = 0
-	err = whileUnavailable(context.Background(), func(context.Context) error {
+	err = Do(context.Background(), func(context.Context) error {
 		calls++
 		return jetstream.ErrBucketNotFound
 	})
@@ -39,25 +37,11 @@ func TestWhileUnavailableRetriesOnlyUnavailable(t *testing.T) {
 		t.Fatalf("whileUnavailable = %v after %d calls, want ErrBucketNotFound after 1", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	err = whileUnavailable(ctx, func(context.Context) error {
+	err = Do(ctx, func(context.Context) error {
 		cancel()
 		return nats.ErrNoResponders
 	})
 	if !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("whileUnavailable after cancel = %v, want the last error", err)
-	}
-}
-
-func TestRegisterWithoutBucketSaysWhatIsMissing(t *testing.T) {
-	srv := natstest.RunServer(t)
-	nc, _ := natstest.JetStream(t, srv.Server)
-	b, err := New(nc, events.Names{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Register(context.Background(), "default", events.ToolSpec{Name: "echo", Description: "echo",
-		Parameters: []byte(`{"type":"object"}`)})
-	if !errors.Is(err, ErrNotProvisioned) {
-		t.Fatalf("Register before provisioning = %v, want ErrNotProvisioned", err)
 	}
 }
