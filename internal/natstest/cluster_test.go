@@ -27,8 +27,13 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	// Publishing succeeds again once the two survivors elect a leader.
 	var ack *jetstream.PubAck
 	for {
+		// Each attempt has its own deadline: a request dropped while the
+		// survivors elect a leader is never answered, and nats.go applies
+		// its default timeout only to contexts without a deadline.
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
 		var err error
-		ack, err = js.Publish(ctx, "r3.a", []byte("two"))
+		ack, err = js.Publish(actx, "r3.a", []byte("two"))
+		acancel()
 		if err == nil {
 			break
 		}
