@@ -27,7 +27,10 @@ type actor struct {
 	log  *slog.Logger
 
 	signal chan struct{} // a mailbox item is waiting
-	mu     struct {
+	// retries counts the actors before this one that dropped the session
+	// and handed its commands on (handover.go); it paces the reloads.
+	retries int
+	mu      struct {
 		sync.Mutex
 		box     []item
 		stopped bool // the actor left; route must start a new one
@@ -53,9 +56,9 @@ type actor struct {
 
 	cmds struct {
 		sync.Mutex
-		seq     map[string]uint64        // pending command id → its stream sequence
-		applied map[string]bool          // command ids named in the log
-		gates   map[string]chan struct{} // closed when the command's entry is in
+		pending map[string]intake.Command // taken, not yet finished, by command id
+		applied map[string]bool           // command ids named in the log
+		gates   map[string]chan struct{}  // closed when the command's entry is in
 	}
 }
 
@@ -73,7 +76,7 @@ type item struct {
 func newActor(o *Orchestrator, p *partition, sid string) *actor {
 	a := &actor{sid: sid, o: o, part: p, log: o.log.With("session", sid),
 		signal: make(chan struct{}, 1), waits: newWaiters(), runDone: make(chan error, 1)}
-	a.cmds.seq = map[string]uint64{}
+	a.cmds.pending = map[string]intake.Command{}
 	a.cmds.applied = map[string]bool{}
 	a.cmds.gates = map[string]chan struct{}{}
 	return a
@@ -126,12 +129,14 @@ func (a *actor) take() []item {
 func (a *actor) run(ctx context.Context) {
 	defer a.part.remove(a)
 	defer a.unshrunk()
-	if err := a.load(ctx); err != nil && !errors.Is(err, session.ErrNotFound) {
-		a.log.Error("cannot load session; its commands wait for the next owner", "err", err)
-		a.stopIfIdle()
+	if !a.pace(ctx) {
 		a.mu.Lock()
 		a.mu.stopped = true
 		a.mu.Unlock()
+		return
+	}
+	if err := a.load(ctx); err != nil && !errors.Is(err, session.ErrNotFound) {
+		a.handOver(nil, "cannot load the session", err)
 		return
 	}
 	idle := time.NewTimer(a.o.cfg.IdleTimeout)
@@ -151,10 +156,7 @@ func (a *actor) run(ctx context.Context) {
 			})
 			if a.shrunk && len(items) > 0 {
 				if err := a.restore(ctx); err != nil {
-					a.log.Error("cannot restore the shrunk session; its commands wait for the next owner", "err", err)
-					a.mu.Lock()
-					a.mu.stopped = true
-					a.mu.Unlock()
+					a.handOver(items, "cannot restore the shrunk session", err)
 					return
 				}
 			}
@@ -186,16 +188,7 @@ func (a *actor) run(ctx context.Context) {
 			return
 		}
 		if st := a.st; st != nil && st.lost() {
-			a.log.Warn("another writer appended to this session; dropping it")
-			a.mu.Lock()
-			a.mu.stopped = true
-			a.mu.Unlock()
-			if a.running {
-				if a.h != nil { // nil while recovery runs
-					a.h.Abort()
-				}
-				<-a.runDone
-			}
+			a.handOver(nil, "another writer appended to this session", nil)
 			return
 		}
 		if !idle.Stop() {
@@ -241,8 +234,8 @@ func (a *actor) attach(s *session.Session) {
 // on whichever goroutine appended.
 func (a *actor) onApplied(commandID string) {
 	a.cmds.Lock()
-	seq, ok := a.cmds.seq[commandID]
-	delete(a.cmds.seq, commandID)
+	c, ok := a.cmds.pending[commandID]
+	delete(a.cmds.pending, commandID)
 	a.cmds.applied[commandID] = true
 	if g := a.cmds.gates[commandID]; g != nil {
 		close(g)
@@ -251,7 +244,7 @@ func (a *actor) onApplied(commandID string) {
 	a.cmds.Unlock()
 	if ok {
 		a.markStored()
-		a.part.done(seq)
+		a.part.done(c.Seq)
 	}
 	a.o.metrics.commandsApplied.Inc()
 }
@@ -259,12 +252,12 @@ func (a *actor) onApplied(commandID string) {
 // finish ends a command that needs no entry (its effect was already there).
 func (a *actor) finish(commandID string) {
 	a.cmds.Lock()
-	seq, ok := a.cmds.seq[commandID]
-	delete(a.cmds.seq, commandID)
+	c, ok := a.cmds.pending[commandID]
+	delete(a.cmds.pending, commandID)
 	a.cmds.Unlock()
 	if ok {
 		a.markStored()
-		a.part.done(seq)
+		a.part.done(c.Seq)
 	}
 }
 
@@ -359,7 +352,7 @@ func (a *actor) handle(ctx context.Context, it item) {
 			a.cmds.Lock()
 			applied := a.cmds.applied[c.Cmd.ID]
 			if !applied {
-				a.cmds.seq[c.Cmd.ID] = c.Seq
+				a.cmds.pending[c.Cmd.ID] = c
 			}
 			a.cmds.Unlock()
 			if applied {

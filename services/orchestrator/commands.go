@@ -40,7 +40,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 	}
 	a.o.metrics.commands.WithLabelValues(cmd.Type).Inc()
 	if cmd.Type == events.CmdCreate {
-		a.create(ctx, cmd)
+		a.create(ctx, c)
 		return
 	}
 	if a.st == nil {
@@ -234,7 +234,8 @@ func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason str
 }
 
 // create starts the session's log with its header.
-func (a *actor) create(ctx context.Context, cmd events.Command) {
+func (a *actor) create(ctx context.Context, c intake.Command) {
+	cmd := c.Cmd
 	if a.st != nil {
 		a.reject(ctx, cmd, codeExists, fmt.Sprintf("session %s already exists", a.sid))
 		return
@@ -279,7 +280,7 @@ func (a *actor) create(ctx context.Context, cmd events.Command) {
 		if errors.Is(err, session.ErrConflict) {
 			// Created meanwhile by someone else: load what is there.
 			if lerr := a.load(ctx); lerr == nil {
-				a.handle(ctx, item{cmd: &intake.Command{Cmd: cmd}})
+				a.handle(ctx, item{cmd: &c})
 				return
 			}
 		}

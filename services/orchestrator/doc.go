@@ -29,5 +29,10 @@
 //
 // A command the orchestrator refuses is recorded as a command_rejected entry
 // with a reason code. An append that loses the race with another writer
-// drops the session (it is no longer ours).
+// (two instances holding one partition while leases are in doubt) ends the
+// session's actor; the commands it had taken but not finished go, in stream
+// order, to a new actor that reloads the session from the log, so a command
+// the other writer applied is recognised and the others are applied once
+// (handover.go). A session that cannot be loaded is handed over the same
+// way, after a wait that grows with each handover in a row.
 package orchestrator

@@ -76,16 +76,20 @@ func (a *actor) checkMark() {
 
 // markStored waits until the last mark written is stored (or failed, which
 // is logged, or markWait passed). Called before a command is marked done.
+// A future's outcome can be received once: once known, the mark is
+// forgotten, so the next command of the same run does not wait for it again.
 func (a *actor) markStored() {
 	f := a.mark.Load()
 	if f == nil {
 		return
 	}
+	defer a.mark.CompareAndSwap(f, nil)
 	select {
 	case <-(*f).Ok():
 		return
 	case err := <-(*f).Err():
 		a.log.Warn("cannot update the running mark", "err", err)
+		return
 	default:
 	}
 	t := time.NewTimer(markWait)

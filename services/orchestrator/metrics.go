@@ -12,6 +12,7 @@ type metrics struct {
 	rejected        *prometheus.CounterVec
 	eventsDropped   prometheus.Counter
 	recoveries      prometheus.Counter
+	handovers       prometheus.Counter
 	resident        prometheus.Gauge
 	shrunk          prometheus.Gauge
 	shrunkN         *atomic.Int64 // what shrunk shows, for Resident
@@ -32,6 +33,8 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Help: "Live events that could not be published."}),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_recoveries_total",
 			Help: "Turns closed as interrupted after a crash."}),
+		handovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_session_handovers_total",
+			Help: "Sessions reloaded by a new actor that took over the unfinished commands of one that could not go on (another writer appended, or the session could not be loaded)."}),
 		resident: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_resident_sessions",
 			Help: "Sessions held in memory."}),
 		shrunk: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_shrunk_sessions",
@@ -39,7 +42,7 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_orchestrator_partitions_held",
 			Help: "Partitions this instance owns."}),
 	}
-	for _, c := range []prometheus.Collector{m.commands, m.commandsApplied, m.rejected, m.eventsDropped, m.recoveries, m.resident, m.shrunk, m.partitions} {
+	for _, c := range []prometheus.Collector{m.commands, m.commandsApplied, m.rejected, m.eventsDropped, m.recoveries, m.handovers, m.resident, m.shrunk, m.partitions} {
 		if err := reg.Register(c); err != nil {
 			return m, err
 		}

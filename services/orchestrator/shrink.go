@@ -23,7 +23,7 @@ func (a *actor) shrink() {
 		return
 	}
 	a.cmds.Lock()
-	pending := len(a.cmds.seq) > 0 || len(a.cmds.gates) > 0
+	pending := len(a.cmds.pending) > 0 || len(a.cmds.gates) > 0
 	a.cmds.Unlock()
 	if pending || !a.st.shrink() {
 		return
