@@ -16,8 +16,14 @@ import (
 // (unknown keys fail), interpolation, normalisation, consistency checks.
 func load(t *testing.T) *types.Project {
 	t.Helper()
+	return loadEnv(t, []string{})
+}
+
+// loadEnv loads compose.yaml with env as the host's environment.
+func loadEnv(t *testing.T, env []string) *types.Project {
+	t.Helper()
 	opts, err := cli.NewProjectOptions([]string{"../compose.yaml"},
-		cli.WithWorkingDirectory(".."), cli.WithEnv([]string{}), cli.WithConsistency(true))
+		cli.WithWorkingDirectory(".."), cli.WithEnv(env), cli.WithConsistency(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +36,7 @@ func load(t *testing.T) *types.Project {
 
 func TestComposeServices(t *testing.T) {
 	p := load(t)
-	want := []string{"nats1", "nats2", "nats3", "provision", "orchestrator", "toolrunner", "projector", "gateway",
+	want := []string{"nats1", "nats2", "nats3", "provision", "orchestrator", "toolrunner", "compactor", "projector", "gateway",
 		"otel-collector", "prometheus", "grafana"}
 	got := p.ServiceNames()
 	slices.Sort(got)
@@ -47,7 +53,7 @@ func TestComposeServices(t *testing.T) {
 			t.Errorf("service %s has no health check", name)
 		}
 	}
-	for name, n := range map[string]int{"orchestrator": 2, "toolrunner": 3} {
+	for name, n := range map[string]int{"orchestrator": 2, "toolrunner": 3, "compactor": 2} {
 		if d := p.Services[name].Deploy; d == nil || d.Replicas == nil || *d.Replicas != n {
 			t.Errorf("service %s: want %d replicas", name, n)
 		}
@@ -81,7 +87,7 @@ func TestComposeNATSCluster(t *testing.T) {
 	if !slices.Equal([]string(prov.Command), []string{"provision", "--replicas", "3"}) {
 		t.Errorf("provision command = %v, want R3 streams", prov.Command)
 	}
-	for _, name := range []string{"orchestrator", "toolrunner", "projector", "gateway"} {
+	for _, name := range cairnServices {
 		dep, ok := p.Services[name].DependsOn["provision"]
 		if !ok || dep.Condition != types.ServiceConditionCompletedSuccessfully {
 			t.Errorf("%s must start after provision completed successfully, got %+v", name, dep)
@@ -92,6 +98,9 @@ func TestComposeNATSCluster(t *testing.T) {
 		}
 	}
 }
+
+// cairnServices are the long-running Cairn services compose.yaml deploys.
+var cairnServices = []string{"orchestrator", "toolrunner", "compactor", "projector", "gateway"}
 
 func volumeAt(s types.ServiceConfig, target string) *types.ServiceVolumeConfig {
 	for i := range s.Volumes {
