@@ -66,6 +66,17 @@ affinity:
 {{- end }}
 {{- end -}}
 
+{{/* terminationGracePeriodSeconds of a service with a --shutdown-timeout in
+whole seconds ("30s"): the timeout, plus 15 s to hand back the rest and exit.
+(dict "name" "toolrunner" "timeout" .Values.toolrunner.shutdownTimeout) */}}
+{{- define "cairn.graceSeconds" -}}
+{{- $t := toString .timeout -}}
+{{- if not (regexMatch "^[0-9]+s$" $t) -}}
+{{- fail (printf "%s.shutdownTimeout: want whole seconds such as 30s, got %q" .name $t) -}}
+{{- end -}}
+{{- add (trimSuffix "s" $t | int) 15 -}}
+{{- end -}}
+
 {{/* Probes on a named port: /healthz (liveness) and /readyz (readiness). */}}
 {{- define "cairn.probes" -}}
 livenessProbe:

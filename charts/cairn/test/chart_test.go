@@ -26,9 +26,14 @@ type rendered struct {
 
 func decodeAll(t *testing.T, valuesFile string) rendered {
 	t.Helper()
+	return decodeDocs(t, render(t, valuesFile))
+}
+
+func decodeDocs(t *testing.T, docs []string) rendered {
+	t.Helper()
 	r := rendered{deployments: map[string]*appsv1.Deployment{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		services: map[string]*corev1.Service{}}
-	for _, doc := range render(t, valuesFile) {
+	for _, doc := range docs {
 		obj, _, err := decodeStrict(doc)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, doc)
@@ -53,7 +58,7 @@ func decodeAll(t *testing.T, valuesFile string) rendered {
 	return r
 }
 
-var components = []string{"gateway", "orchestrator", "projector", "toolrunner"}
+var components = []string{"compactor", "gateway", "orchestrator", "projector", "toolrunner"}
 
 func TestChartRenders(t *testing.T) {
 	for _, tc := range []struct{ name, file string }{

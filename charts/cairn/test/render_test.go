@@ -33,6 +33,15 @@ func render(t *testing.T, valuesFile string) []string {
 
 func renderValues(t *testing.T, ch *chart.Chart, vals map[string]any) []string {
 	t.Helper()
+	docs, err := tryRender(ch, vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return docs
+}
+
+// tryRender is renderValues for values the chart may refuse.
+func tryRender(ch *chart.Chart, vals map[string]any) ([]string, error) {
 	inst := action.NewInstall(&action.Configuration{})
 	inst.DryRun = true
 	inst.ClientOnly = true
@@ -42,7 +51,7 @@ func renderValues(t *testing.T, ch *chart.Chart, vals map[string]any) []string {
 	inst.KubeVersion = &chartutil.KubeVersion{Version: "v1.31.0", Major: "1", Minor: "31"}
 	rel, err := inst.Run(ch, vals)
 	if err != nil {
-		t.Fatalf("render: %v", err)
+		return nil, err
 	}
 	var docs []string
 	all := rel.Manifest
@@ -54,7 +63,7 @@ func renderValues(t *testing.T, ch *chart.Chart, vals map[string]any) []string {
 			docs = append(docs, d)
 		}
 	}
-	return docs
+	return docs, nil
 }
 
 func stripComments(doc string) string {
