@@ -47,3 +47,18 @@ func Check(ctx context.Context, js jetstream.JetStream, n events.Names) error {
 	}
 	return nil
 }
+
+// DefaultAckWait is the shared consumer's AckWait unless a compactor sets
+// its own.
+const DefaultAckWait = 30 * time.Second
+
+// ConsumerConfig is the durable consumer every compactor shares on
+// CAIRN_COMPACTIONS ([ConsumerName]), with the given AckWait. Compactors
+// create or update it to this at start; `cairn provision` (pkg/provision)
+// creates it with [DefaultAckWait] before the first compactor starts. Its
+// replicas follow the stream's.
+func ConsumerConfig(n events.Names, ackWait time.Duration) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{Durable: ConsumerName, FilterSubject: n.AllCompactions(),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait, MaxDeliver: -1,
+		MaxAckPending: 10000, Description: "Cairn compactors"}
+}

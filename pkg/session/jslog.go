@@ -42,32 +42,17 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	}
 	l := &JetStreamLog{js: js, opts: o}
 	var err error
-	l.stream, err = ensureStream(ctx, js, o.noCreate, jetstream.StreamConfig{
-		Name:              o.names.SessionsStream(),
-		Subjects:          []string{o.names.AllSessions()},
-		Retention:         jetstream.LimitsPolicy,
-		Storage:           jetstream.FileStorage,
-		Replicas:          o.replicas,
-		AllowDirect:       true,
-		MaxMsgsPerSubject: -1,
-		Duplicates:        2 * time.Minute,
-	})
+	l.stream, err = ensureStream(ctx, js, o.noCreate, StreamConfig(o.names, o.replicas))
 	if err != nil {
 		return nil, err
 	}
-	obs, err := ensureObjectStore(ctx, js, o.noCreate, jetstream.ObjectStoreConfig{
-		Bucket: o.names.BlobsBucket(), Storage: jetstream.FileStorage, Replicas: o.replicas,
-		Description: "large parts of session entries, by digest",
-	})
+	obs, err := ensureObjectStore(ctx, js, o.noCreate, BlobsConfig(o.names, o.replicas))
 	if err != nil {
 		return nil, err
 	}
 	l.blobs = objectBlobs{obs}
 	if o.snapshotEvery > 0 {
-		l.snaps, err = ensureObjectStore(ctx, js, o.noCreate, jetstream.ObjectStoreConfig{
-			Bucket: snapshotsBucket(o.names), Storage: jetstream.FileStorage, Replicas: o.replicas,
-			Description: "per-session snapshots of the session log for fast cold loads",
-		})
+		l.snaps, err = ensureObjectStore(ctx, js, o.noCreate, SnapshotsConfig(o.names, o.replicas))
 		if o.noCreate && errors.Is(err, ErrNotFound) {
 			l.snaps, err = nil, nil // reads work without snapshots, only slower
 		}

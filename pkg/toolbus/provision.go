@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -49,7 +49,12 @@ func (o ProvisionOptions) withDefaults() ProvisionOptions {
 	return o
 }
 
-func streamConfigs(n events.Names, o ProvisionOptions) []jetstream.StreamConfig {
+// StreamConfigs are the streams of the tool protocol: CAIRN_TOOLS,
+// CAIRN_RESULTS and CAIRN_EVENTS under the default prefix (zero options mean
+// their defaults). [Provision] creates each missing one so; `cairn provision`
+// (pkg/provision) creates or updates each to exactly this.
+func StreamConfigs(n events.Names, opts ProvisionOptions) []jetstream.StreamConfig {
+	o := opts.withDefaults()
 	return []jetstream.StreamConfig{
 		{Name: n.ToolsStream(), Subjects: []string{n.AllTools()}, Retention: jetstream.WorkQueuePolicy,
 			Storage: jetstream.FileStorage, Replicas: o.Replicas, Duplicates: o.Duplicates,
@@ -63,7 +68,10 @@ func streamConfigs(n events.Names, o ProvisionOptions) []jetstream.StreamConfig 
 	}
 }
 
-func bucketConfigs(n events.Names, o ProvisionOptions) []jetstream.KeyValueConfig {
+// BucketConfigs are the KV buckets of the tool protocol: cairn_tools and
+// cairn_toolstarts under the default prefix, like [StreamConfigs].
+func BucketConfigs(n events.Names, opts ProvisionOptions) []jetstream.KeyValueConfig {
+	o := opts.withDefaults()
 	return []jetstream.KeyValueConfig{
 		{Bucket: n.ToolsBucket(), History: 1, Replicas: o.Replicas, Storage: jetstream.FileStorage,
 			Description: "Cairn tool registry: one key per tool name"},
@@ -88,7 +96,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 }
 
 func provision(ctx context.Context, js jetstream.JetStream, names events.Names, o ProvisionOptions) error {
-	for _, cfg := range streamConfigs(names, o) {
+	for _, cfg := range StreamConfigs(names, o) {
 		_, err := js.CreateStream(ctx, cfg)
 		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return fmt.Errorf("toolbus: create stream %s: %w", cfg.Name, err)
@@ -97,7 +105,7 @@ func provision(ctx context.Context, js jetstream.JetStream, names events.Names, 
 			return err
 		}
 	}
-	for _, cfg := range bucketConfigs(names, o) {
+	for _, cfg := range BucketConfigs(names, o) {
 		if _, err := js.KeyValue(ctx, cfg.Bucket); err == nil {
 			continue
 		} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -118,12 +126,12 @@ func Check(ctx context.Context, js jetstream.JetStream, names events.Names) erro
 
 func check(ctx context.Context, js jetstream.JetStream, names events.Names) error {
 	o := ProvisionOptions{}.withDefaults()
-	for _, cfg := range streamConfigs(names, o) {
+	for _, cfg := range StreamConfigs(names, o) {
 		if err := checkStream(ctx, js, cfg); err != nil {
 			return err
 		}
 	}
-	for _, cfg := range bucketConfigs(names, o) {
+	for _, cfg := range BucketConfigs(names, o) {
 		if _, err := js.KeyValue(ctx, cfg.Bucket); err != nil {
 			if errors.Is(err, jetstream.ErrBucketNotFound) {
 				return fmt.Errorf("%w: KV bucket %s does not exist", ErrNotProvisioned, cfg.Bucket)

@@ -86,16 +86,7 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	if err != nil {
 		return nil, bucketErr(b.names.ToolStartsBucket(), err)
 	}
-	cfg := jetstream.ConsumerConfig{
-		Durable:       ConsumerName(w.Pool),
-		Description:   "toolrunners of pool " + w.Pool,
-		FilterSubject: b.names.PoolTools(w.Pool),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.AckWait,
-		MaxDeliver:    -1, // the worker gives up after MaxDeliveries with an error result
-		MaxAckPending: 4096,
-		MaxWaiting:    4096,
-	}
+	cfg := ConsumerConfig(b.names, w.Pool, w.AckWait)
 	err = jsretry.Do(ctx, func(ctx context.Context) (err error) {
 		s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), cfg)
 		return err

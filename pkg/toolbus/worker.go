@@ -91,7 +91,7 @@ func (w Worker) withDefaults(log *slog.Logger) (Worker, error) {
 		w.Name = host + "-" + strconv.Itoa(os.Getpid())
 	}
 	if w.AckWait == 0 {
-		w.AckWait = 30 * time.Second
+		w.AckWait = DefaultAckWait
 	}
 	if w.AckWait < 100*time.Millisecond {
 		return w, fieldErr("ackWait", "must be at least 100ms, got %s", w.AckWait)
@@ -116,6 +116,3 @@ func (w Worker) withDefaults(log *slog.Logger) (Worker, error) {
 	}
 	return w, nil
 }
-
-// ConsumerName is the durable consumer shared by every worker of pool.
-func ConsumerName(pool string) string { return "toolrunner_" + pool }

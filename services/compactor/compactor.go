@@ -70,10 +70,7 @@ func (c *Compactor) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("compactor: %w", err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, names.CompactionsStream(), jetstream.ConsumerConfig{
-		Durable: compactbus.ConsumerName, FilterSubject: names.AllCompactions(),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait, MaxDeliver: -1,
-		MaxAckPending: 10000, Description: "Cairn compactors"})
+	cons, err := js.CreateOrUpdateConsumer(ctx, names.CompactionsStream(), compactbus.ConsumerConfig(names, cfg.AckWait))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
