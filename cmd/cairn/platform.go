@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
@@ -19,7 +18,6 @@ import (
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/cairn-agents/cairn/services/orchestrator"
@@ -78,21 +76,16 @@ func modelsFor(script, defaultModel string, log *slog.Logger) (*registry.Registr
 	return reg, err
 }
 
-// provisionAll creates what every service needs, idempotently.
+// provisionAll creates or updates what every service needs, idempotently,
+// with the given replicas and the default pool's consumer (as `cairn
+// provision` does), and opens the session log.
 func provisionAll(ctx context.Context, js jetstream.JetStream, replicas int) (session.Log, error) {
-	n := events.Names{}
-	log, err := session.NewJetStreamLog(ctx, js, session.WithReplicas(replicas))
+	if _, err := provision.Apply(ctx, js, events.Names{}, provision.Options{Replicas: replicas}); err != nil {
+		return nil, err
+	}
+	log, err := session.NewJetStreamLog(ctx, js, session.WithCreate(false))
 	if err != nil {
-		return nil, fmt.Errorf("provision the session log: %w", err)
-	}
-	if _, err := js.CreateOrUpdateStream(ctx, provision.CommandsStream(n, provision.DefaultPartitions, replicas, 30*24*time.Hour)); err != nil {
-		return nil, fmt.Errorf("provision %s: %w", n.CommandsStream(), err)
-	}
-	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{Replicas: replicas}); err != nil {
-		return nil, fmt.Errorf("provision the tool streams: %w", err)
-	}
-	if err := compactbus.Provision(ctx, js, n, replicas); err != nil {
-		return nil, fmt.Errorf("provision the compaction stream: %w", err)
+		return nil, fmt.Errorf("open the session log: %w", err)
 	}
 	return log, nil
 }

@@ -15,29 +15,40 @@ import (
 func newProvisionCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "provision",
-		Short: "create or update every stream and bucket Cairn needs (idempotent)",
-		Args:  cobra.NoArgs,
+		Short: "create or update every stream, bucket and shared consumer Cairn needs (idempotent)",
+		Long: `Create every stream, KV bucket, object store and shared durable consumer Cairn
+needs that is missing, and update every existing one to Cairn's configuration
+with --replicas (services that started first create them R1). Prints one line
+per object (created, updated with what changed, or unchanged), then waits
+until every stream has a leader. Refuses, changing nothing, when an existing
+stream differs in a setting that cannot change in place (storage, retention,
+partitions). The leases bucket's TTL and the consumers' AckWait are kept:
+the services set them at start.`,
+		Args: cobra.NoArgs,
 	}
 	natsURL := addNATSFlag(c)
 	replicas := c.Flags().Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
+	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools whose shared consumer to create, comma separated")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *replicas < 1 || *replicas > 5 {
 			return usagef("--replicas must be 1-5, got %d", *replicas)
+		}
+		for _, p := range *pools {
+			if err := events.ValidateToolName("--pools", p); err != nil {
+				return usagef("--pools: pool name %q: 1-64 characters of A-Z a-z 0-9 _ - expected", p)
+			}
 		}
 		nc, js, err := connectNATS(*natsURL, "cairn-provision")
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
-		if _, err := provisionAll(cmd.Context(), js, *replicas); err != nil {
-			return err
+		report, err := provision.Apply(cmd.Context(), js, events.Names{}, provision.Options{Replicas: *replicas, Pools: *pools})
+		for _, ch := range report {
+			fmt.Fprintln(e.stdout, ch)
 		}
-		// The orchestrator's buckets, replicated like the streams (it would
-		// otherwise create them R1 at its first start).
-		for _, cfg := range provision.OrchestratorBuckets(events.Names{}, *replicas, 5*time.Second) {
-			if _, err := js.CreateOrUpdateKeyValue(cmd.Context(), cfg); err != nil {
-				return fmt.Errorf("provision %s: %w", cfg.Bucket, err)
-			}
+		if err != nil {
+			return err
 		}
 		// Services started right after this must find every stream
 		// answering: wait until each has elected its leader.

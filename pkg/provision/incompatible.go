@@ -25,7 +25,7 @@ type IncompatibleError struct {
 }
 
 func (e *IncompatibleError) Error() string {
-	return fmt.Sprintf("provision: %s %s has %s %s, Cairn needs %s, which cannot be changed in place (recreate it or change it by hand); nothing was changed",
+	return fmt.Sprintf("provision: %s %s has %s %s, Cairn needs %s, which the server cannot change in place (keep its messages elsewhere if they matter, delete it and provision again); nothing was changed",
 		e.Kind, e.Name, e.Field, e.Have, e.Want)
 }
 
