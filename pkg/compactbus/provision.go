@@ -25,7 +25,8 @@ func StreamConfig(n events.Names, replicas int) jetstream.StreamConfig {
 }
 
 // Provision creates CAIRN_COMPACTIONS if it does not exist (an existing one
-// is left as it is) and checks that the results stream (toolbus.Provision
+// is left as it is; `cairn provision`, pkg/provision, updates it to
+// [StreamConfig]) and checks that the results stream (toolbus.Provision
 // creates it) exists.
 func Provision(ctx context.Context, js jetstream.JetStream, n events.Names, replicas int) error {
 	cfg := StreamConfig(n, replicas)

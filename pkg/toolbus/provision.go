@@ -83,8 +83,9 @@ func BucketConfigs(n events.Names, opts ProvisionOptions) []jetstream.KeyValueCo
 // Provision creates the streams and buckets of the tool protocol that do not
 // exist yet: CAIRN_TOOLS, CAIRN_RESULTS, CAIRN_EVENTS and the KV buckets
 // cairn_tools and cairn_toolstarts. It is idempotent and never changes an
-// existing stream or bucket (another part of Cairn may own its settings); it
-// only checks that an existing stream covers the subjects the protocol uses.
+// existing stream or bucket (`cairn provision`, pkg/provision, updates them
+// to [StreamConfigs] and [BucketConfigs]); it only checks that an existing
+// stream covers the subjects the protocol uses.
 func Provision(ctx context.Context, js jetstream.JetStream, names events.Names, opts ProvisionOptions) error {
 	o := opts.withDefaults()
 	if o.Replicas < 1 || o.Replicas > 5 {
