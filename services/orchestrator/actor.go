@@ -296,6 +296,13 @@ func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
 
 func (a *actor) afterRun(ctx context.Context, err error) {
 	a.running = false
+	if a.st != nil && a.st.lost() {
+		// Another writer has the session (the run loop hands it over next).
+		// Its running mark stays: the mark is the session's, not this
+		// run's, and the other writer may be running a turn, which must be
+		// recovered if it crashes.
+		return
+	}
 	if ctx.Err() == nil {
 		// Only a settled run clears its mark; a stopped one leaves it for
 		// the next owner to recover.

@@ -42,6 +42,7 @@ type Orchestrator struct {
 	mu  struct {
 		sync.Mutex
 		partitions map[int]*partition
+		stopping   map[int]*partition // released, not yet stopped
 		actors     map[string]*actor
 	}
 }
@@ -72,6 +73,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		o.providers[name] = resolver{cfg.Models}
 	}
 	o.mu.partitions = map[int]*partition{}
+	o.mu.stopping = map[int]*partition{}
 	o.mu.actors = map[string]*actor{}
 	return o, nil
 }

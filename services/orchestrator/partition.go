@@ -51,8 +51,23 @@ func (o *Orchestrator) startPartition(n int) {
 	p.events = newEventQueue(o)
 	o.mu.Lock()
 	o.mu.partitions[n] = p
+	prev := o.mu.stopping[n]
 	o.mu.Unlock()
 	o.metrics.partitions.Inc()
+	// The partition held before (released, then acquired again while it
+	// was still stopping) must be gone first: its actors are still
+	// registered, and a command routed to one of them would be dropped.
+	waitPrev := func() bool {
+		if prev == nil {
+			return true
+		}
+		select {
+		case <-prev.done_:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
@@ -60,7 +75,7 @@ func (o *Orchestrator) startPartition(n int) {
 		// The intake must run as long as the partition is held: a failure
 		// (a timeout creating its consumer under load, a NATS node gone) is
 		// retried, or the partition's sessions would hear no more commands.
-		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		for wait := 100 * time.Millisecond; waitPrev(); wait = min(2*wait, 5*time.Second) {
 			err := in.Run(ctx)
 			if ctx.Err() != nil {
 				break
@@ -77,7 +92,9 @@ func (o *Orchestrator) startPartition(n int) {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		p.wakeInterrupted(ctx)
+		if waitPrev() {
+			p.wakeInterrupted(ctx)
+		}
 	}()
 	o.log.Info("partition acquired", "partition", n)
 }
@@ -99,18 +116,36 @@ func (p *partition) wakeInterrupted(ctx context.Context) {
 	}
 }
 
+// stopPartition stops partition n without waiting for it: the lease
+// manager calls it, and must go on renewing the other leases meanwhile. A
+// run in flight can take a while to stop (an append retries for up to 30 s
+// while NATS elects a leader); had the manager waited, every other lease of
+// this instance would lapse, and another instance would run those
+// partitions while this one still does. Run waits for every partition.
 func (o *Orchestrator) stopPartition(n int) {
 	o.mu.Lock()
 	p := o.mu.partitions[n]
 	delete(o.mu.partitions, n)
+	if p != nil {
+		o.mu.stopping[n] = p
+	}
 	o.mu.Unlock()
 	if p == nil {
 		return
 	}
 	p.cancel()
-	<-p.done_
 	o.metrics.partitions.Dec()
-	o.log.Info("partition released", "partition", n)
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		<-p.done_
+		o.mu.Lock()
+		if o.mu.stopping[n] == p {
+			delete(o.mu.stopping, n)
+		}
+		o.mu.Unlock()
+		o.log.Info("partition released", "partition", n)
+	}()
 }
 
 // route hands a command to its session's actor, starting one if needed.
