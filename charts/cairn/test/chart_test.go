@@ -185,7 +185,7 @@ func TestChartProduction(t *testing.T) {
 			t.Errorf("production: no PodDisruptionBudget for %s", name)
 		}
 	}
-	if args := r.jobs[0].Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, []string{"provision", "--replicas", "3"}) {
+	if args := r.jobs[0].Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, []string{"provision", "--replicas", "3", "--pools", "default"}) {
 		t.Errorf("provision args %v, want R3", args)
 	}
 	claim := r.deployments["toolrunner"].Spec.Template.Spec.Volumes[0].PersistentVolumeClaim
@@ -211,7 +211,7 @@ func TestChartMinimal(t *testing.T) {
 	if len(r.secrets) != 1 || r.secrets[0].StringData["url"] != "nats://nats:4222" {
 		t.Errorf("minimal: want the chart's Secret holding nats.url, got %+v", r.secrets)
 	}
-	if args := r.jobs[0].Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, []string{"provision", "--replicas", "1"}) {
+	if args := r.jobs[0].Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, []string{"provision", "--replicas", "1", "--pools", "default"}) {
 		t.Errorf("provision args %v, want R1", args)
 	}
 	for name, d := range r.deployments {
