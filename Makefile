@@ -13,7 +13,7 @@ help: ## list the targets
 build: ## build the cairn binary into bin/
 	$(GO) build -o $(BIN) ./cmd/cairn
 
-test: unit ## every test of the module (CI runs this); the cluster test is `make cluster-test`
+test: unit cluster-test chart-test compose-test ## every test: the module's, the cluster test, the chart and compose checks (CI runs this)
 
 unit: ## run the unit tests (every package) with the race detector
 	$(GO) test -race -count=1 $(PKGS)

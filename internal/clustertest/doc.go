@@ -1,13 +1,13 @@
 // Package clustertest proves Cairn on a real cluster: a test, behind the build
-// tag `cluster` (run it with `make cluster-test`; not part of `make test` or
-// CI while it fails about one run in eight, see docs/operations.md), that builds the pinned nats-server and the
-// cairn binary, starts a 3-node NATS cluster and every service as separate
-// processes on 127.0.0.1 (two orchestrators, three toolrunners, two
-// compactors, the projector, the gateway), drives sessions through the
-// gateway while it kills (SIGKILL) the leader of the session stream, which
-// stays down to the end, and one orchestrator, and then checks the
-// invariants of every session. The model is the demo script with a small
-// context window, so sessions compact on their own; some also ask to.
+// tag `cluster` (run it with `make cluster-test`, part of `make test` and so
+// of CI), that builds the pinned nats-server and the cairn binary, starts a
+// 3-node NATS cluster and every service as separate processes on 127.0.0.1
+// (two orchestrators, three toolrunners, two compactors, the projector, the
+// gateway), drives sessions through the gateway while it kills (SIGKILL) the
+// leader of the session stream, which stays down to the end, and one
+// orchestrator, and then checks the invariants of every session. The model
+// is the demo script with a small context window, so sessions compact on
+// their own; some also ask to.
 //
 // # Invariants checked
 //
