@@ -3,6 +3,8 @@ package provision_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +64,63 @@ func streamStates(t *testing.T, ctx context.Context, js jetstream.JetStream) map
 	return got
 }
 
+// settledStreams reads each named stream once its replicas have settled (a
+// leader, and every other replica placed): right after a scale-up the
+// cluster answers a listing without a stream whose group is still forming.
+// It fails the test if one does not settle before ctx ends.
+func settledStreams(t *testing.T, ctx context.Context, js jetstream.JetStream, names []string) map[string]*jetstream.StreamInfo {
+	t.Helper()
+	got := map[string]*jetstream.StreamInfo{}
+	for _, name := range names {
+		for {
+			s, err := js.Stream(ctx, name)
+			if err == nil {
+				info := s.CachedInfo()
+				if ci := info.Cluster; ci != nil && ci.Leader != "" && len(ci.Replicas) == info.Config.Replicas-1 {
+					got[name] = info
+					break
+				}
+				err = fmt.Errorf("cluster %+v", info.Cluster)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("stream %s did not settle: %v", name, err)
+			}
+			poll(ctx)
+		}
+	}
+	return got
+}
+
+// settledConsumer reads a consumer once it has a leader and want other
+// replicas, failing the test if that does not happen before ctx ends.
+func settledConsumer(t *testing.T, ctx context.Context, js jetstream.JetStream, stream, name string, want int) *jetstream.ConsumerInfo {
+	t.Helper()
+	for {
+		cons, err := js.Consumer(ctx, stream, name)
+		if err == nil {
+			info := cons.CachedInfo()
+			if ci := info.Cluster; ci != nil && ci.Leader != "" && len(ci.Replicas) == want {
+				return info
+			}
+			err = fmt.Errorf("cluster %+v, want a leader and %d other replicas like its stream", info.Cluster, want)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("consumer %s on %s: %v", name, stream, err)
+		}
+		poll(ctx)
+	}
+}
+
+// poll waits a little before the next look, or until ctx ends.
+func poll(ctx context.Context) {
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
 // Services that start before `cairn provision` create everything R1; one
 // lost node then stalls whatever lived on it. Provision with 3 replicas must
 // raise every stream, KV bucket and object store to R3, keep what the
@@ -94,15 +153,14 @@ func TestApplyRaisesWhatServicesCreatedToR3(t *testing.T) {
 			}
 		}
 	}
-	states := streamStates(t, ctx, js)
 	want := []string{"CAIRN_SESSIONS", "CAIRN_COMMANDS", "CAIRN_TOOLS", "CAIRN_RESULTS", "CAIRN_EVENTS", "CAIRN_COMPACTIONS",
 		"KV_cairn_tools", "KV_cairn_toolstarts", "KV_cairn_leases", "KV_cairn_checkpoints", "OBJ_cairn_blobs", "OBJ_cairn_snapshots"}
+	states := settledStreams(t, ctx, js, want)
+	if all := streamStates(t, ctx, js); len(all) > len(want) {
+		t.Errorf("%d streams, want %d: %v", len(all), len(want), slices.Collect(maps.Keys(all)))
+	}
 	for _, name := range want {
-		info, ok := states[name]
-		if !ok {
-			t.Errorf("stream %s is missing", name)
-			continue
-		}
+		info := states[name]
 		if info.Config.Replicas != 3 {
 			t.Errorf("stream %s has %d replicas after provision --replicas 3", name, info.Config.Replicas)
 		}
@@ -115,16 +173,9 @@ func TestApplyRaisesWhatServicesCreatedToR3(t *testing.T) {
 	}
 	for _, cs := range []struct{ stream, name string }{{"CAIRN_COMPACTIONS", compactbus.ConsumerName},
 		{"CAIRN_TOOLS", toolbus.ConsumerName("default")}, {"CAIRN_TOOLS", toolbus.ConsumerName("gpu")}} {
-		cons, err := js.Consumer(ctx, cs.stream, cs.name)
-		if err != nil {
-			t.Errorf("consumer %s on %s: %v", cs.name, cs.stream, err)
-			continue
-		}
-		if ci := cons.CachedInfo().Cluster; ci == nil || len(ci.Replicas) != 2 {
-			t.Errorf("consumer %s on %s: cluster %+v, want a leader and 2 replicas like its stream", cs.name, cs.stream, ci)
-		}
-		if cs.name != toolbus.ConsumerName("gpu") && cons.CachedInfo().Config.AckWait != 2*time.Minute {
-			t.Errorf("consumer %s: AckWait %s; the service's 2m must be kept", cs.name, cons.CachedInfo().Config.AckWait)
+		info := settledConsumer(t, ctx, js, cs.stream, cs.name, 2)
+		if cs.name != toolbus.ConsumerName("gpu") && info.Config.AckWait != 2*time.Minute {
+			t.Errorf("consumer %s: AckWait %s; the service's 2m must be kept", cs.name, info.Config.AckWait)
 		}
 	}
 
@@ -136,7 +187,7 @@ func TestApplyRaisesWhatServicesCreatedToR3(t *testing.T) {
 	if n := again.Count(provision.Unchanged); n != len(again) || n != len(report) {
 		t.Errorf("second run: %d of %d unchanged, want all %d:\n%s", n, len(again), len(report), lines(again))
 	}
-	after := streamStates(t, ctx, js)
+	after := settledStreams(t, ctx, js, want)
 	for name, info := range states {
 		if !after[name].Created.Equal(info.Created) || after[name].Config.Replicas != info.Config.Replicas ||
 			after[name].Config.MaxAge != info.Config.MaxAge {
