@@ -1,6 +1,7 @@
 // Package jsretry retries JetStream calls while JetStream cannot answer yet:
 // no responder, no reply, or 503, as while a stream or bucket elects its
-// leader right after it was created or after a NATS node was lost.
+// leader right after it was created or after a NATS node was lost, or the
+// client's connection is down while it reconnects.
 //
 // # Errors
 //
@@ -19,16 +20,18 @@ import (
 )
 
 // Unavailable reports whether err says JetStream could not answer for now
-// (no responder, no reply, or 503 while a stream or bucket elects a leader
-// right after it was created or after a node was lost), as opposed to an
-// answer that will not change.
+// (no responder, no reply, 503 while a stream or bucket elects a leader
+// right after it was created or after a node was lost, or the client's
+// connection down while it reconnects), as opposed to an answer that will
+// not change.
 func Unavailable(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.Code == 503
 	}
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
 // Do runs op (at most 5 s per attempt) until it succeeds, fails

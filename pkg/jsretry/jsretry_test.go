@@ -22,11 +22,15 @@ func TestDoRetriesOnlyUnavailable(t *testing.T) {
 			return &jetstream.APIError{Code: 503, Description: "JetStream system temporarily unavailable"}
 		case 3:
 			return context.DeadlineExceeded
+		case 4:
+			return nats.ErrDisconnected // the client's node was killed; it reconnects
+		case 5:
+			return nats.ErrConnectionReconnecting
 		}
 		return nil
 	})
-	if err != nil || calls != 4 {
-		t.Fatalf("whileUnavailable = %v after %d calls, want nil after 4", err, calls)
+	if err != nil || calls != 6 {
+		t.Fatalf("whileUnavailable = %v after %d calls, want nil after 6", err, calls)
 	}
 	calls = 0
 	err = Do(context.Background(), func(context.Context) error {

@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // actor owns one session: one goroutine reads its mailbox and drives its
@@ -51,8 +50,8 @@ type actor struct {
 	// settled is set when the run's agent_end goes out: the run is
 	// returning, and a command that came upon that event waits for it.
 	settled atomic.Bool
-	// mark is the future of the last running mark written (marks.go).
-	mark atomic.Pointer[jetstream.PubAckFuture]
+	// mark is the last running mark written (marks.go).
+	mark atomic.Pointer[markState]
 
 	cmds struct {
 		sync.Mutex
@@ -242,8 +241,7 @@ func (a *actor) onApplied(commandID string) {
 		delete(a.cmds.gates, commandID)
 	}
 	a.cmds.Unlock()
-	if ok {
-		a.markStored()
+	if ok && a.markStored() {
 		a.part.done(c.Seq)
 	}
 	a.o.metrics.commandsApplied.Inc()
@@ -255,8 +253,7 @@ func (a *actor) finish(commandID string) {
 	c, ok := a.cmds.pending[commandID]
 	delete(a.cmds.pending, commandID)
 	a.cmds.Unlock()
-	if ok {
-		a.markStored()
+	if ok && a.markStored() {
 		a.part.done(c.Seq)
 	}
 }

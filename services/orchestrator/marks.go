@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"context"
 	"strconv"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,7 +22,9 @@ import (
 // connection ahead of the run's first append, and the server stores them in
 // that order. What the guarantee needs is that the intake's checkpoint never
 // passes a command whose run may have no mark: so the acknowledgement of a
-// set mark is awaited (markStored) before the run's commands are marked done.
+// set mark is awaited (markStored) before the run's commands are marked done,
+// and a set mark that failed (the connection was to a node just killed) is
+// written again first.
 // A cleared mark is not awaited: one that stays by mistake only makes the
 // next owner load a settled session for nothing.
 func runKey(p int, sid string) string { return "run." + strconv.Itoa(p) + "." + sid }
@@ -45,60 +49,93 @@ func (p *partition) markRunning(sid string, running bool) jetstream.PubAckFuture
 	return f
 }
 
+// markState is the last mark an actor wrote: f is nil when the publish
+// could not even be sent (the connection was down).
+type markState struct {
+	f       jetstream.PubAckFuture
+	running bool
+}
+
 // setMark marks the actor's session running.
 func (a *actor) setMark() {
 	a.checkMark()
-	if f := a.part.markRunning(a.sid, true); f != nil {
-		a.mark.Store(&f)
-	}
+	a.mark.Store(&markState{f: a.part.markRunning(a.sid, true), running: true})
 }
 
 // clearMark clears the mark without waiting.
 func (a *actor) clearMark() {
 	a.checkMark()
-	if f := a.part.markRunning(a.sid, false); f != nil {
-		a.mark.Store(&f)
-	}
+	a.mark.Store(&markState{f: a.part.markRunning(a.sid, false)})
 }
 
 // checkMark logs the failure of the last mark written, if it failed.
 func (a *actor) checkMark() {
-	f := a.mark.Swap(nil)
-	if f == nil {
+	m := a.mark.Swap(nil)
+	if m == nil || m.f == nil {
 		return
 	}
 	select {
-	case err := <-(*f).Err():
+	case err := <-m.f.Err():
 		a.log.Warn("cannot update the running mark", "err", err)
 	default:
 	}
 }
 
-// markStored waits until the last mark written is stored (or failed, which
-// is logged, or markWait passed). Called before a command is marked done.
+// markStored reports whether the session's running mark, if the last mark
+// written sets it, is stored; it is called before a command is marked done,
+// so the checkpoint never passes a command whose run has no mark. It waits
+// for the publish's acknowledgement (at most markWait); a set mark that
+// failed, or was never sent (the connection was down), is written again,
+// waiting as long as it takes, until the partition stops: then it reports
+// false, and the command stays unfinished, for the next owner to read again
+// (which loads the session and closes its turn).
+//
 // A future's outcome can be received once: once known, the mark is
 // forgotten, so the next command of the same run does not wait for it again.
-func (a *actor) markStored() {
-	f := a.mark.Load()
-	if f == nil {
-		return
+func (a *actor) markStored() bool {
+	m := a.mark.Load()
+	if m == nil {
+		return true
 	}
-	defer a.mark.CompareAndSwap(f, nil)
+	if a.acked(m.f) || !m.running {
+		a.mark.CompareAndSwap(m, nil)
+		return true
+	}
+	err := jsretry.Do(a.part.ctx, func(ctx context.Context) error {
+		_, err := a.o.checkpoints.Put(ctx, runKey(a.part.n, a.sid), []byte(a.o.cfg.Instance))
+		return err
+	})
+	if err != nil {
+		a.log.Warn("cannot store the running mark; its command stays unfinished for the next owner", "err", err)
+		return false
+	}
+	a.mark.CompareAndSwap(m, nil)
+	return true
+}
+
+// acked waits for f's acknowledgement, at most markWait; false if the
+// publish failed, was never sent (f nil), or was not acknowledged in time.
+func (a *actor) acked(f jetstream.PubAckFuture) bool {
+	if f == nil {
+		return false
+	}
 	select {
-	case <-(*f).Ok():
-		return
-	case err := <-(*f).Err():
+	case <-f.Ok():
+		return true
+	case err := <-f.Err():
 		a.log.Warn("cannot update the running mark", "err", err)
-		return
+		return false
 	default:
 	}
 	t := time.NewTimer(markWait)
 	defer t.Stop()
 	select {
-	case <-(*f).Ok():
-	case err := <-(*f).Err():
+	case <-f.Ok():
+		return true
+	case err := <-f.Err():
 		a.log.Warn("cannot update the running mark", "err", err)
 	case <-t.C:
 		a.log.Warn("the running mark was not acknowledged in time", "wait", markWait)
 	}
+	return false
 }
