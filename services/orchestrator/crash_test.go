@@ -130,27 +130,15 @@ func TestKillNineMidTurn(t *testing.T) {
 		return idleLog(es)
 	})
 
-	named := map[string]int{}
-	order := []string{}
+	order := namedOnce(t, es)
 	results := map[string]int{}
 	interrupted := 0
 	for _, e := range es {
-		if e.CommandID != "" {
-			named[e.CommandID]++
-			if named[e.CommandID] == 1 {
-				order = append(order, e.CommandID)
-			}
-		}
 		if e.Type == events.EntryTurnInterrupted {
 			interrupted++
 		}
 		if m := e.Message; m != nil && m.Role == events.RoleToolResult {
 			results[m.ToolCallID]++
-		}
-	}
-	for id, n := range named {
-		if n != 1 {
-			t.Errorf("command %s is named by %d entries, want 1", id, n)
 		}
 	}
 	// Commands are taken in order; a queued steering message is recorded

@@ -40,22 +40,10 @@ func TestCommandsSurviveAnotherWriter(t *testing.T) {
 		return named("c3")(es) && named("c4")(es) && named("c5")(es) && lastText(es) == "ok" && idleLog(es)
 	})
 
-	count := map[string]int{}
-	var order []string
+	order := namedOnce(t, es)
 	for _, e := range es {
-		if e.CommandID != "" {
-			count[e.CommandID]++
-			if count[e.CommandID] == 1 {
-				order = append(order, e.CommandID)
-			}
-		}
 		if e.Type == events.EntryCommandRejected {
 			t.Errorf("command %s rejected: %s (%s)", e.CommandID, e.Reason, e.Code)
-		}
-	}
-	for id, n := range count {
-		if n != 1 {
-			t.Errorf("command %s named by %d entries, want 1", id, n)
 		}
 	}
 	if got, want := strings.Join(order, " "), "c1 c2 other c3 c4 c5"; got != want {
@@ -68,6 +56,27 @@ func TestCommandsSurviveAnotherWriter(t *testing.T) {
 	if errs := session.VerifyChain(recs); len(errs) > 0 {
 		t.Errorf("hash chain: %v", errs[0])
 	}
+}
+
+// namedOnce checks that every command id in es is named by exactly one
+// entry, and returns the ids in the order of their entries.
+func namedOnce(t *testing.T, es []events.Entry) []string {
+	t.Helper()
+	count := map[string]int{}
+	var order []string
+	for _, e := range es {
+		if e.CommandID != "" {
+			if count[e.CommandID]++; count[e.CommandID] == 1 {
+				order = append(order, e.CommandID)
+			}
+		}
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Errorf("command %s is named by %d entries, want 1", id, n)
+		}
+	}
+	return order
 }
 
 // idleLog reports whether the log's last message is a settled assistant reply.
