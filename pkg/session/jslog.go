@@ -267,6 +267,11 @@ func transient(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	if errors.Is(err, errNotApplied) {
+		// Wraps the replica's 404, which the API error test below would
+		// take for an answer.
+		return true
+	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		// 503s: JetStream or the stream's group temporarily unavailable;
@@ -274,7 +279,7 @@ func transient(ctx context.Context, err error) bool {
 		// earlier attempt in flight), so the next try is a duplicate.
 		return apiErr.Code == 503 || apiErr.ErrorCode == 10008 || apiErr.ErrorCode == errCodeDuplicateInProcess
 	}
-	return errors.Is(err, errNotApplied) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
 }
