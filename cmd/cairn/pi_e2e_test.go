@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -166,6 +167,17 @@ func describeEvents(evs []events.Event) string {
 	return strings.Join(parts, " ")
 }
 
+// compactions describes compaction events for a failure message.
+func compactions(evs []events.Event) string {
+	var parts []string
+	for _, ev := range evs {
+		if c := ev.Compaction; c != nil {
+			parts = append(parts, fmt.Sprintf("%s{reason=%s willRetry=%v entry=%q error=%q}", ev.Type, c.Reason, c.WillRetry, c.EntryID, c.Error))
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
 func errorText(out map[string]any) string {
 	e, _ := out["error"].(map[string]any)
 	msg, _ := e["message"].(string)
@@ -237,10 +249,10 @@ func TestPiParityOverTheAPI(t *testing.T) {
 		evs := pp.prompt(t, "silent", "silent overflow", 4)
 		ends := ofType(evs, events.EvCompactionEnd)
 		if len(ends) != 1 || ends[0].Compaction.Reason != "overflow" || ends[0].Compaction.WillRetry || ends[0].Compaction.Error != "" {
-			t.Fatalf("compaction_end events %+v", ends)
+			t.Fatalf("compaction events %s", compactions(evs))
 		}
 		if starts := ofType(evs, events.EvCompactionStart); len(starts) != 1 || starts[0].Compaction.Reason != "overflow" {
-			t.Fatalf("compaction_start events %+v", starts)
+			t.Fatalf("compaction events %s", compactions(evs))
 		}
 		es := pp.entries(t, "silent")
 		if got := describeEntries(es[len(es)-3:]); got != "user:silent overflow | assistant:took it all | compaction" {
@@ -257,7 +269,7 @@ func TestPiParityOverTheAPI(t *testing.T) {
 		evs := pp.prompt(t, "ovf1", "overflow once", 4)
 		ends := ofType(evs, events.EvCompactionEnd)
 		if len(ends) != 1 || ends[0].Compaction.Reason != "overflow" || !ends[0].Compaction.WillRetry || ends[0].Compaction.EntryID == "" {
-			t.Fatalf("compaction_end events %+v", ends)
+			t.Fatalf("compaction events %s", compactions(evs))
 		}
 		if m := lastAssistant(pp.entries(t, "ovf1")); m.Content.Text() != "ok" {
 			t.Fatalf("the retry after the compaction answered %+v", m)
@@ -290,7 +302,7 @@ func TestPiParityOverTheAPI(t *testing.T) {
 			evs := pp.prompt(t, tc.sid, tc.text, 1)
 			retries := ofType(evs, events.EvRetryStart)
 			if starts := ofType(evs, events.EvCompactionStart); len(starts) != 0 {
-				t.Fatalf("%q was taken for an overflow: %+v", tc.text, starts)
+				t.Fatalf("%q was taken for an overflow: %s", tc.text, compactions(evs))
 			}
 			m := lastAssistant(pp.entries(t, tc.sid))
 			if tc.retried && (len(retries) != 1 || m.Content.Text() != "ok") {
@@ -305,8 +317,8 @@ func TestPiParityOverTheAPI(t *testing.T) {
 
 // checkOverflowEnding checks that the run ended with an assistant message
 // of its own whose error starts with want, and that the last of the
-// run's compaction_end events (compactions of them) carries that error.
-func checkOverflowEnding(t *testing.T, pp *piPlatform, sid string, evs []events.Event, want string, compactions int) {
+// session's n compaction_end events carries that error.
+func checkOverflowEnding(t *testing.T, pp *piPlatform, sid string, evs []events.Event, want string, n int) {
 	t.Helper()
 	es := pp.entries(t, sid)
 	last := es[len(es)-1]
@@ -314,8 +326,8 @@ func checkOverflowEnding(t *testing.T, pp *piPlatform, sid string, evs []events.
 		t.Fatalf("%s: the log ends with %+v; want an error starting with %q", sid, last.Message, want)
 	}
 	ends := ofType(evs, events.EvCompactionEnd)
-	if len(ends) != compactions || ends[len(ends)-1].Compaction.Error != last.Message.ErrorMessage || ends[len(ends)-1].Compaction.WillRetry {
-		t.Fatalf("%s: compaction_end events %+v; want %d, the last carrying %q", sid, ends, compactions, last.Message.ErrorMessage)
+	if len(ends) != n || ends[len(ends)-1].Compaction.Error != last.Message.ErrorMessage || ends[len(ends)-1].Compaction.WillRetry {
+		t.Fatalf("%s: compaction events %s; want %d compaction_end, the last carrying %q", sid, compactions(evs), n, last.Message.ErrorMessage)
 	}
 	cid := ""
 	for _, e := range es {
