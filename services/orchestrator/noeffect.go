@@ -42,9 +42,10 @@ func (a *actor) noEffectRecorded(commandID string) bool {
 
 // recordNoEffect records that commandID was consumed with no effect and
 // reports whether the record is stored. It tries until it is or the
-// partition stops: then the command stays unfinished, for the next owner
-// to apply (to a session in the same state, as no later command of it was
-// applied meanwhile: this waits on the actor's goroutine or its run).
+// partition stops, holding up the session's next commands meanwhile (it
+// runs on the actor's goroutine, or in the navigation's run, which keeps
+// the session busy); when the partition stops first, the command stays
+// unfinished, for the next owner to apply again.
 func (a *actor) recordNoEffect(commandID, what string) bool {
 	err := jsretry.Do(a.part.ctx, func(ctx context.Context) error {
 		_, err := a.o.checkpoints.Put(ctx, provision.NoEffectKey(a.sid, commandID), []byte(what))
