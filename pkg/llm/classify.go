@@ -23,8 +23,8 @@ import (
 //  4. Transient wording (retried, whatever the status says): overload, rate
 //     limits, throttling, unavailable servers, network failures ("Network
 //     connection lost.", connection resets, network_error, timeouts) and
-//     explicit "please retry your request" texts. Without a status, a bare
-//     429 or 5xx in the text counts too.
+//     explicit "please retry your request" texts. Without a status, a
+//     retryable status in the text (429, 500, 502, 503, 504, 529) counts too.
 //  5. The status class ([ClassifyStatus]): 408, 409, 425, 429 and 5xx
 //     retryable, other 4xx invalid request, anything else KindOther.
 //
@@ -113,6 +113,6 @@ var transientText = regexp.MustCompile(`(?i)` + strings.Join([]string{
 	`(?:please )?retry your request`, `try your request again`, `try again later`,
 }, "|"))
 
-// statusInText is a bare 429 or 5xx in a text that came without a status
+// statusInText is a retryable status in a text that came without one
 // ("upstream answered 502").
-var statusInText = regexp.MustCompile(`\b(?:429|5\d\d)\b`)
+var statusInText = regexp.MustCompile(`\b(?:429|500|502|503|504|529)\b`)

@@ -62,6 +62,7 @@ func TestClassify(t *testing.T) {
 		{400, "", "An error occurred; you can retry your request", KindRetryable},
 		{0, "", "The engine is currently overloaded, please try again later", KindRetryable},
 		{0, "", "upstream answered 502", KindRetryable},
+		{0, "", "max_tokens must be at most 512", KindOther},
 		{0, "", "RESOURCE_EXHAUSTED", KindRetryable},
 
 		// a number in a text with a status is not a status
