@@ -49,6 +49,7 @@ func newRoot(e *env) *cobra.Command {
 		sendCmd(e, "steer ID TEXT", "queue a steering message for the running agent", events.CmdSteer, true),
 		sendCmd(e, "follow-up ID TEXT", "queue a message for when the agent would stop", events.CmdFollowUp, true),
 		sendCmd(e, "abort ID", "abort the running turn", events.CmdAbort, false),
+		newNavigateCmd(e),
 		newSessionsCmd(e),
 		newLogCmd(e),
 		newTreeCmd(e),

@@ -94,6 +94,11 @@ type Recovery struct {
 	Retry    bool             // call the model again
 	Messages []events.Message // replaces the context first (after a compaction)
 	Err      error            // when not retrying: the error that ends the run (nil = the failure's)
+	// Record, with Err: the run ends with an assistant message of its own
+	// (stop reason error, ErrorMessage = Err's text) after the failed
+	// one, so the log, the events and whoever reads the run's last message
+	// see why the run stopped, not only the provider's error.
+	Record bool
 }
 
 // ArgumentPreparer is an optional power of a tool: it rewrites raw

@@ -138,6 +138,9 @@ func (r *run) loop(ctx context.Context) error {
 					continue
 				} else if rec.Err != nil {
 					err = rec.Err
+					if rec.Record {
+						msg = r.recordFailure(err)
+					}
 				}
 				r.endTurn(tspan, &msg, nil)
 				r.emit(events.Event{Type: events.EvAgentEnd, Messages: r.added})
@@ -170,6 +173,19 @@ func (r *run) recover(ctx context.Context, msg events.Message, err error) (Recov
 	r.failures++
 	rec := r.cfg.Recover(ctx, Failure{Err: err, Attempt: r.failures, Message: msg})
 	return rec, rec.Retry
+}
+
+// recordFailure records the assistant message that ends a run whose
+// recovery failed: no model call, only the reason.
+func (r *run) recordFailure(err error) events.Message {
+	m := &r.cfg.Model
+	msg := stamp(events.Message{Role: events.RoleAssistant, API: m.API, Provider: m.Provider, Model: m.ID,
+		StopReason: events.StopError, ErrorMessage: err.Error()})
+	r.emit(events.Event{Type: events.EvMessageStart, Message: &msg})
+	r.emit(events.Event{Type: events.EvMessageEnd, Message: &msg})
+	r.c.Messages = append(r.c.Messages, msg)
+	r.added = append(r.added, msg)
+	return msg
 }
 
 // savePoint applies what the harness and the next_turn hooks decide for

@@ -79,11 +79,13 @@ func (r *run) stream(ctx context.Context, base events.Message) (events.Message, 
 	r.started, r.base = false, base
 	msg, err := r.cfg.Provider.Stream(ctx, &r.req, r.onDelta)
 	started := r.started
+	// A provider that did not classify its failure: the one classifier
+	// reads the text, as it reads any provider's.
 	if err == nil && msg.StopReason == events.StopError {
-		err = &llm.Error{Kind: llm.KindOther, Message: msg.ErrorMessage}
+		err = &llm.Error{Kind: llm.Classify(0, "", msg.ErrorMessage), Message: msg.ErrorMessage}
 	}
 	if err != nil && !isLLMError(err) {
-		err = &llm.Error{Kind: llm.KindOther, Message: err.Error(), Err: err}
+		err = &llm.Error{Kind: llm.Classify(0, "", err.Error()), Message: err.Error(), Err: err}
 	}
 	return msg, started, err
 }

@@ -75,6 +75,9 @@ type Compaction struct {
 	EntryID      string `json:"entryId,omitempty"`
 	Aborted      bool   `json:"aborted,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// WillRetry (compaction_end): the failed model call is made again from
+	// the compacted context (overflow recovery), as in pi.
+	WillRetry bool `json:"willRetry,omitempty"`
 }
 
 // Event is one live agent event. Type decides which fields are set.
@@ -166,6 +169,7 @@ func (ev Event) Encode() ([]byte, error) {
 		w.optStr("entryId", c.EntryID)
 		w.optBool("aborted", c.Aborted)
 		w.optStr("error", c.Error)
+		w.optBool("willRetry", c.WillRetry)
 		w.end(n)
 	}
 	w.optStr("hook", ev.Hook)

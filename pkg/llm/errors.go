@@ -16,9 +16,10 @@ const (
 	KindAuth                        // bad or missing credentials
 	KindInvalidRequest              // the request itself is wrong
 	KindAborted                     // ctx was cancelled
+	KindQuota                       // the account's quota is used up: waiting does not bring it back, so not retried
 )
 
-var kindNames = [...]string{"other", "retryable", "context_overflow", "auth", "invalid_request", "aborted"}
+var kindNames = [...]string{"other", "retryable", "context_overflow", "auth", "invalid_request", "aborted", "quota"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -34,6 +35,7 @@ var (
 	ErrAuth            = errors.New("authentication failed")
 	ErrInvalidRequest  = errors.New("invalid request")
 	ErrAborted         = errors.New("aborted")
+	ErrQuota           = errors.New("quota exhausted")
 )
 
 // Error is a classified provider failure.
@@ -73,13 +75,14 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindInvalidRequest
 	case ErrAborted:
 		return e.Kind == KindAborted
+	case ErrQuota:
+		return e.Kind == KindQuota
 	}
 	return false
 }
 
-// ClassifyStatus gives the kind of an HTTP error status, as every provider
-// classifies it unless it knows better (context overflow is recognised by
-// each provider from its own error forms).
+// ClassifyStatus gives the kind of an HTTP error status alone: the last of
+// [Classify]'s rules, for when there is nothing else to go by.
 func ClassifyStatus(status int) Kind {
 	switch {
 	case status == 401 || status == 403:

@@ -13,7 +13,9 @@
 //
 // A provider classifies each failure once, as an [*Error] with a [Kind]; the
 // loop branches on the kind (errors.Is with [ErrRetryable],
-// [ErrContextOverflow], ...), never on message text. On failure Stream still
+// [ErrContextOverflow], [ErrQuota], ...), never on message text. The rules
+// that read an error response's status, code and text live in one place,
+// [Classify], which every provider uses. On failure Stream still
 // returns the assistant message built so far, with stop reason error (or
 // aborted when ctx was cancelled) and the error text in ErrorMessage.
 //

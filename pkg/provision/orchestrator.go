@@ -14,6 +14,13 @@ func LeasesBucket(n events.Names) string { return prefix(n) + "_leases" }
 // CheckpointsBucket is the KV bucket of per-partition command checkpoints.
 func CheckpointsBucket(n events.Names) string { return prefix(n) + "_checkpoints" }
 
+// NoEffectKey is the key, in the checkpoints bucket, recording that the
+// orchestrator consumed command commandID of session sid without writing
+// any entry (a navigation to the active leaf, which writes nothing, as in
+// pi): no entry names such a command, so the log alone cannot say it was
+// applied. The gateway reads it to report the command applied.
+func NoEffectKey(sid, commandID string) string { return "noop." + sid + "." + commandID }
+
 // OrchestratorBuckets configures the orchestrator's two KV buckets. On a
 // cluster they need the same replicas as the streams: an R1 bucket on a lost
 // node stalls every orchestrator. The orchestrator keeps the replicas it

@@ -100,8 +100,10 @@ func TestKilledCompactorsSummaryIsFinishedByAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// 4 × 750 tokens: within the 4000-token window, so no reply is a silent
+	// overflow the harness would compact on its own before the manual one.
 	for i := 0; i < 4; i++ {
-		if err := h.Prompt(ctx, events.Message{Role: events.RoleUser, Content: events.TextContent("question " + strings.Repeat("y", 4000))}); err != nil {
+		if err := h.Prompt(ctx, events.Message{Role: events.RoleUser, Content: events.TextContent("question " + strings.Repeat("y", 3000))}); err != nil {
 			t.Fatal(err)
 		}
 	}

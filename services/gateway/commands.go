@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // createRequest is the body of POST /v1/sessions.
@@ -102,11 +103,26 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("wait: unknown value %q (the only one is \"applied\")", wait))
 		return
 	}
+	if cmd.Type == events.CmdCreate || cmd.Type == events.CmdSetTools {
+		// A tool set names each tool once (the orchestrator checks too,
+		// for commands that reach it another way).
+		if err := events.UniqueToolNames("tools", cmd.Tools); err != nil {
+			writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+			return
+		}
+	}
 	var sub *fanout.Sub
+	var noEffect jetstream.KeyWatcher
 	if wait == "applied" {
 		// Subscribe before storing the command, so its effect cannot slip by.
 		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(cmd.SessionID))
 		defer sub.Close()
+		if cmd.Type == events.CmdNavigate {
+			// A navigation to the active leaf writes no entry (runstatus.go).
+			if noEffect = g.watchNoEffect(r.Context(), cmd.SessionID, cmd.ID); noEffect != nil {
+				defer noEffect.Stop()
+			}
+		}
 	}
 	data, err := json.Marshal(cmd)
 	if err != nil {
@@ -133,15 +149,32 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeJSON(w, status, resp)
 		return
 	}
-	g.awaitApplied(w, r.Context(), sub, cmd.ID, resp)
+	g.awaitApplied(w, r.Context(), sub, noEffect, cmd, resp)
 }
 
-// awaitApplied waits for the first log entry naming commandID.
-func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *fanout.Sub, commandID string, resp map[string]any) {
+// awaitApplied waits for the first log entry naming the command, or for
+// the record that it was applied with no effect (noEffect, if not nil).
+func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *fanout.Sub, noEffect jetstream.KeyWatcher, cmd events.Command, resp map[string]any) {
+	commandID := cmd.ID
 	timer := time.NewTimer(g.cfg.WaitTimeout)
 	defer timer.Stop()
+	var recorded <-chan jetstream.KeyValueEntry
+	if noEffect != nil {
+		recorded = noEffect.Updates()
+	}
 	for {
 		select {
+		case kve, ok := <-recorded:
+			if !ok {
+				recorded = nil
+				continue
+			}
+			if kve == nil || kve.Operation() != jetstream.KeyValuePut {
+				continue // the end of the initial values
+			}
+			resp["noEffect"] = true
+			writeJSON(w, http.StatusOK, resp)
+			return
 		case m, ok := <-sub.C:
 			if !ok {
 				writeError(w, http.StatusServiceUnavailable, codeUnavailable, "stopped following the log: "+errString(sub.Err()))
@@ -160,6 +193,9 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *
 			}
 			resp["entryId"] = e.ID
 			resp["logSequence"] = m.Seq
+			if text := g.editorText(ctx, cmd.SessionID, &e); text != "" {
+				resp["editorText"] = text
+			}
 			writeJSON(w, http.StatusOK, resp)
 			return
 		case <-timer.C:

@@ -88,7 +88,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		a.st.stamp(events.EntryThinkingLevelChange, cmd.ID)
 		a.write(ctx, cmd, events.EntryThinkingLevelChange, a.h.SetThinkingLevel(ctx, cmd.Level))
 	case events.CmdSetTools:
-		tools, err := a.remoteTools(ctx, cmd.Tools)
+		tools, err := a.remoteTools(ctx, cmd.Tools) // refuses unknown and repeated names
 		if err != nil {
 			a.reject(ctx, cmd, codeInvalid, err.Error())
 			return
@@ -150,7 +150,14 @@ func (a *actor) abort(ctx context.Context) {
 	}
 }
 
+// navigate moves the leaf as pi does (harness.Navigate); a navigation to
+// the active leaf writes nothing and is recorded as applied with no effect
+// (noeffect.go).
 func (a *actor) navigate(ctx context.Context, cmd events.Command) {
+	if a.noEffectRecorded(cmd.ID) {
+		a.finish(cmd.ID) // applied before, with no effect; read again after a crash
+		return
+	}
 	if a.running {
 		a.reject(ctx, cmd, codeBusy, "the session is running; navigate needs it idle")
 		return
@@ -161,14 +168,17 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 	}
 	a.st.stamp(events.EntryLeaf, cmd.ID)
 	navigate := func(ctx context.Context) error {
-		err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Summarize: cmd.Summarize, Instructions: cmd.Instructions})
+		nav, err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Summarize: cmd.Summarize, Instructions: cmd.Instructions})
 		left := a.st.unstamp(events.EntryLeaf)
 		if err != nil {
 			a.reject(ctx, cmd, codeInvalid, err.Error())
 			return err
 		}
+		if nav.Unchanged && !a.recordNoEffect(cmd.ID, events.CmdNavigate) {
+			return nil // unfinished: the next owner applies it
+		}
 		for _, id := range left {
-			a.finish(id) // already there: nothing to write
+			a.finish(id) // no entry names it: the leaf was there already
 		}
 		return nil
 	}

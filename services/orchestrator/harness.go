@@ -17,8 +17,12 @@ import (
 )
 
 // remoteTools returns the registered tools of names, each run by its pool's
-// toolrunners; an unknown name is an error that says which.
+// toolrunners; an unknown or repeated name is an error that says which (pi
+// refuses both in a tool set).
 func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, error) {
+	if err := events.UniqueToolNames("tools", names); err != nil {
+		return nil, err
+	}
 	if a.tools == nil {
 		a.tools = map[string]*remoteTool{}
 	}
@@ -55,7 +59,12 @@ func (a *actor) header() events.Entry {
 // harness narrows them to the last change.
 func (a *actor) newHarness(ctx context.Context) error {
 	h := a.header()
-	names := slices.Clone(h.Tools)
+	var names []string // each once: a log written before repeats were refused may repeat one
+	for _, n := range h.Tools {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	for _, e := range a.entries() {
 		if e.Type == events.EntryActiveToolsChange {
 			for _, n := range e.ActiveToolNames {
@@ -139,6 +148,21 @@ func (a *actor) summarizer(cb *compactbus.Client) harness.Summarizer {
 		}
 		return s, err
 	}
+}
+
+// Entry implements harness.Session: an entry on any branch.
+func (st *store) Entry(_ context.Context, id string) (events.Entry, bool, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	idx, err := st.mu.s.Index()
+	if err != nil {
+		return events.Entry{}, false, err
+	}
+	e, ok := idx.Entry(id)
+	if !ok {
+		return events.Entry{}, false, nil
+	}
+	return *e, true, nil
 }
 
 func (a *actor) entries() []events.Entry {

@@ -76,6 +76,21 @@ func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 			t.Fatalf("path = %v", got)
 		}
 	})
+	t.Run("entries are found on any branch", func(t *testing.T) {
+		s := open(t)
+		a, _ := s.Append(ctx, msg("a"))
+		b, _ := s.Append(ctx, msg("b"))
+		if _, err := s.Append(ctx, events.Entry{Type: events.EntryLeaf, TargetID: &a.ID}); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.Entry(ctx, b.ID)
+		if err != nil || !ok || got.ID != b.ID || got.ParentID == nil || *got.ParentID != a.ID || got.Message.Content.Text() != "b" {
+			t.Fatalf("Entry(%s) = %+v, %v, %v", b.ID, got, ok, err)
+		}
+		if _, ok, err := s.Entry(ctx, "no-such-entry"); ok || err != nil {
+			t.Fatalf("Entry of an unknown id: ok %v, err %v", ok, err)
+		}
+	})
 	t.Run("leaf moves the active position", func(t *testing.T) {
 		s := open(t)
 		a, _ := s.Append(ctx, msg("a"))

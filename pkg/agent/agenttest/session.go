@@ -97,6 +97,17 @@ func (s *Session) Path(context.Context) ([]events.Entry, error) {
 	return path, nil
 }
 
+// Entry implements harness.Session.
+func (s *Session) Entry(_ context.Context, id string) (events.Entry, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.byID[id]
+	if !ok {
+		return events.Entry{}, false, nil
+	}
+	return s.entries[i], true, nil
+}
+
 // Entries returns every entry in append order.
 func (s *Session) Entries() []events.Entry {
 	s.mu.Lock()

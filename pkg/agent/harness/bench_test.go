@@ -30,7 +30,7 @@ func BenchmarkHarnessTurn(b *testing.B) {
 	b.ResetTimer()
 	for turns < b.N {
 		stopAt = min(turns+perRun, b.N)
-		if err := f.h.Navigate(context.Background(), nil, harness.NavigateOptions{}); err != nil {
+		if _, err := f.h.Navigate(context.Background(), nil, harness.NavigateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := f.h.Prompt(context.Background(), user("go")); err != nil {

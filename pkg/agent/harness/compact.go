@@ -2,9 +2,11 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -22,7 +24,7 @@ func (h *Harness) Compact(ctx context.Context, instructions string) (err error) 
 			err = ferr
 		}
 	}()
-	_, err = h.compact(ctx, "manual", instructions)
+	_, err = h.compact(ctx, "manual", instructions, false)
 	return err
 }
 
@@ -36,8 +38,11 @@ func (h *Harness) cancellable(ctx context.Context) (context.Context, context.Can
 	return ctx, cancel
 }
 
-// compact runs the compactor and returns the new context.
-func (h *Harness) compact(ctx context.Context, reason, instructions string) (_ []events.Message, err error) {
+// compact runs the compactor and returns the new context. Every attempt
+// that gets past reading the session is one compaction_start and one
+// compaction_end (with the error when it failed; for an overflow the error
+// says the recovery failed, and willRetry says the call is made again).
+func (h *Harness) compact(ctx context.Context, reason, instructions string, willRetry bool) (_ []events.Message, err error) {
 	ctx, span := h.startCompaction(ctx, reason)
 	defer func() { endSpan(span, err) }()
 	if err := h.flush(ctx); err != nil {
@@ -47,17 +52,20 @@ func (h *Harness) compact(ctx context.Context, reason, instructions string) (_ [
 	if err != nil {
 		return nil, fmt.Errorf("harness: read session: %w", err)
 	}
-	d := hook.SessionBeforeCompact(ctx, h.hooks, hook.SessionBeforeCompactEvent{Reason: reason, Instructions: instructions, Path: path})
-	if d.Cancel {
-		return nil, fmt.Errorf("compaction %w: %s", ErrCancelled, d.Reason)
-	}
-	if d.Summary == "" && h.cfg.Compactor == nil {
-		return nil, ErrNoCompactor
-	}
 	h.publish(events.Event{Type: events.EvCompactionStart, Compaction: &events.Compaction{Reason: reason}})
 	fail := func(err error) ([]events.Message, error) {
+		if reason == "overflow" {
+			err = overflowFailed(err)
+		}
 		h.publish(events.Event{Type: events.EvCompactionEnd, Compaction: &events.Compaction{Reason: reason, Error: err.Error(), Aborted: ctx.Err() != nil}})
 		return nil, err
+	}
+	d := hook.SessionBeforeCompact(ctx, h.hooks, hook.SessionBeforeCompactEvent{Reason: reason, Instructions: instructions, Path: path})
+	if d.Cancel {
+		return fail(fmt.Errorf("compaction %w: %s", ErrCancelled, d.Reason))
+	}
+	if d.Summary == "" && h.cfg.Compactor == nil {
+		return fail(ErrNoCompactor)
 	}
 	// A hook's own summary replaces the compactor's.
 	res := Compaction{Summary: d.Summary, FirstKeptEntryID: d.FirstKeptEntryID, Details: d.Details}
@@ -81,55 +89,17 @@ func (h *Harness) compact(ctx context.Context, reason, instructions string) (_ [
 	if err != nil {
 		return fail(err)
 	}
-	h.publish(events.Event{Type: events.EvCompactionEnd, Compaction: &events.Compaction{Reason: reason, TokensBefore: res.TokensBefore, Summary: res.Summary, EntryID: stored.ID}})
+	h.publish(events.Event{Type: events.EvCompactionEnd, Compaction: &events.Compaction{Reason: reason,
+		TokensBefore: res.TokensBefore, Summary: res.Summary, EntryID: stored.ID, WillRetry: willRetry}})
 	return msgs, nil
 }
 
-// NavigateOptions are the options of a navigation.
-type NavigateOptions struct {
-	Summarize    bool // summarize the branch being left (needs a Summarizer)
-	Instructions string
-}
-
-// Navigate moves the active leaf to target (nil = before the first entry),
-// recording a leaf entry and, when asked, a branch summary of the branch it
-// leaves. It needs idle (else ErrBusy); a session_before_tree hook may
-// cancel it (ErrCancelled).
-func (h *Harness) Navigate(ctx context.Context, target *string, opts NavigateOptions) (err error) {
-	if err := h.begin(PhaseBranchSummary); err != nil {
-		return err
+// overflowFailed is the error of an overflow recovery whose compaction
+// failed: it says so, and when there was nothing to compact, it says that.
+func overflowFailed(err error) error {
+	if errors.Is(err, compaction.ErrNothingToCompact) {
+		return fmt.Errorf("%w: %w: the context holds no earlier history to summarize; shorten the message or switch to a model with a larger context window",
+			ErrOverflowRecovery, compaction.ErrNothingToCompact)
 	}
-	ctx, cancel := h.cancellable(ctx)
-	defer cancel(nil)
-	defer func() {
-		if ferr := h.end(ctx); err == nil {
-			err = ferr
-		}
-	}()
-	if c := hook.SessionBeforeTree(ctx, h.hooks, hook.SessionBeforeTreeEvent{TargetID: target, Summarize: opts.Summarize}); c.Cancel {
-		return fmt.Errorf("navigation %w: %s", ErrCancelled, c.Reason)
-	}
-	wctx := context.WithoutCancel(ctx)
-	path, err := h.cfg.Session.Path(wctx)
-	if err != nil {
-		return fmt.Errorf("harness: read session: %w", err)
-	}
-	var summary string
-	if opts.Summarize && h.cfg.Summarizer != nil && len(path) > 0 {
-		summary, err = h.cfg.Summarizer(ctx, SummaryRequest{Branch: path, TargetID: target, Instructions: opts.Instructions})
-		if err != nil {
-			return fmt.Errorf("branch summary: %w", err)
-		}
-	}
-	h.wmu.Lock()
-	_, err = h.cfg.Session.Append(wctx, events.Entry{Type: events.EntryLeaf, TargetID: target})
-	if err == nil && summary != "" {
-		_, err = h.cfg.Session.Append(wctx, events.Entry{Type: events.EntryBranchSummary, FromID: path[len(path)-1].ID, Summary: summary})
-	}
-	h.wmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("harness: record navigation: %w", err)
-	}
-	_, err = h.reload(ctx)
-	return err
+	return fmt.Errorf("%w: %w", ErrOverflowRecovery, err)
 }

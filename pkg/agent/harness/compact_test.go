@@ -56,11 +56,11 @@ func TestNavigateMovesTheLeafWithABranchSummary(t *testing.T) {
 	off := hook.On(f.h.Hooks(), func(context.Context, hook.SessionBeforeTreeEvent) (hook.Cancel, error) {
 		return hook.Cancel{Cancel: true}, nil
 	})
-	if err := f.h.Navigate(ctx, &first, harness.NavigateOptions{}); !errors.Is(err, harness.ErrCancelled) {
+	if _, err := f.h.Navigate(ctx, &first, harness.NavigateOptions{}); !errors.Is(err, harness.ErrCancelled) {
 		t.Fatalf("cancelled navigation: %v", err)
 	}
 	off()
-	if err := f.h.Navigate(ctx, &first, harness.NavigateOptions{Summarize: true}); err != nil {
+	if _, err := f.h.Navigate(ctx, &first, harness.NavigateOptions{Summarize: true}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := f.h.Messages()

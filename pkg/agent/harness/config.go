@@ -134,11 +134,21 @@ type Summarizer func(ctx context.Context, req SummaryRequest) (string, error)
 
 // Sentinel errors.
 var (
-	ErrBusy        = errors.New("busy: the session is running an operation")
-	ErrCancelled   = errors.New("cancelled by a hook")
-	ErrOverflow    = errors.New("context overflow persists after compaction")
+	ErrBusy      = errors.New("busy: the session is running an operation")
+	ErrCancelled = errors.New("cancelled by a hook")
+	// ErrOverflowRecovery: a context overflow could not be recovered from
+	// (nothing to compact, no compactor, the compaction failed or was
+	// cancelled). The error also matches the cause.
+	ErrOverflowRecovery = errors.New("context overflow recovery failed")
+	// ErrOverflow: the context still overflowed after its one
+	// compact-and-retry (pi's wording).
+	ErrOverflow    = errors.New("context overflow recovery failed after one compact-and-retry attempt")
 	ErrNoCompactor = errors.New("no compactor configured")
 	ErrNoPrompt    = errors.New("harness: Prompt needs at least one message (or a queued next-turn message)")
+	// ErrDuplicateTool: two tools of a tool set have the same name.
+	ErrDuplicateTool = errors.New("duplicate tool name")
+	// ErrNoEntry: a navigation target that is not in the session.
+	ErrNoEntry = errors.New("no such entry in the session")
 )
 
 func (c *Config) validate() error {
@@ -150,6 +160,22 @@ func (c *Config) validate() error {
 	}
 	if _, ok := c.Providers[c.Model.Provider]; !ok {
 		return fmt.Errorf("harness: Config.Providers has no provider %q for model %s", c.Model.Provider, c.Model.Ref())
+	}
+	if err := uniqueTools(c.Tools); err != nil {
+		return fmt.Errorf("harness: Config.Tools: %w", err)
+	}
+	return nil
+}
+
+// uniqueTools refuses a tool set with two tools of one name, as pi does at
+// construction and in its setters: the model could not tell them apart.
+func uniqueTools(tools []tool.Tool) error {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Spec().Name
+	}
+	if err := events.UniqueToolNames("tools", names); err != nil {
+		return fmt.Errorf("%w: %w", ErrDuplicateTool, err)
 	}
 	return nil
 }

@@ -45,8 +45,13 @@
 // # Errors
 //
 // [ErrBusy] for structural operations while busy; [ErrCancelled] when a hook
-// cancels a compaction or a navigation; [ErrOverflow] when the context
-// still overflows after compaction. Provider failures that end a run come
-// back from Prompt classified (llm.KindOf); an aborted run gives a
+// cancels a compaction or a navigation; [ErrNoEntry] for a navigation to an
+// entry the session lacks; [ErrDuplicateTool] for a tool set naming a tool
+// twice. A context overflow that cannot be recovered from ends the run with
+// [ErrOverflowRecovery] (nothing to compact, no compactor, a failed
+// compaction) or [ErrOverflow] (still overflowing after the one
+// compact-and-retry), recorded as the run's last assistant message and
+// carried by a compaction_end event. Other provider failures that end a run
+// come back from Prompt classified (llm.KindOf); an aborted run gives a
 // KindAborted error.
 package harness

@@ -35,7 +35,7 @@ func TestStructuralOperationsWhileBusyFailAndChangeNothing(t *testing.T) {
 	if err := f.h.Compact(context.Background(), ""); !errors.Is(err, harness.ErrBusy) {
 		t.Fatalf("Compact: %v", err)
 	}
-	if err := f.h.Navigate(context.Background(), nil, harness.NavigateOptions{}); !errors.Is(err, harness.ErrBusy) {
+	if _, err := f.h.Navigate(context.Background(), nil, harness.NavigateOptions{}); !errors.Is(err, harness.ErrBusy) {
 		t.Fatalf("Navigate: %v", err)
 	}
 	if err := f.h.Continue(context.Background()); !errors.Is(err, harness.ErrBusy) {

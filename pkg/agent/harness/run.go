@@ -185,13 +185,16 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 		h.run.cancel(err)
 	}
 	var next agent.NextTurn
-	if h.overThreshold(t.Message) && ctx.Err() == nil {
+	if reason := h.compactionDue(t.Message); reason != "" && ctx.Err() == nil {
+		if reason == "overflow" {
+			h.run.compacted = true // this overflow's one compaction
+		}
 		h.setPhase(PhaseCompaction)
-		msgs, err := h.compact(ctx, "threshold", "")
+		msgs, err := h.compact(ctx, reason, "", false)
 		h.setPhase(PhaseTurn)
 		if err != nil {
-			// the run goes on; an overflow, if it comes, compacts again
-			h.log.Warn("threshold compaction failed", "session", h.cfg.SessionID, "err", err)
+			// the run goes on; an overflow, if it comes, is handled then
+			h.log.Warn("compaction at the save point failed", "session", h.cfg.SessionID, "reason", reason, "err", err)
 		} else {
 			next.Messages = msgs
 		}
@@ -208,26 +211,39 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	return next
 }
 
-// overThreshold reports whether the context m was answered from, plus m,
-// leaves less than the reserve free in the model's window.
-func (h *Harness) overThreshold(m events.Message) bool {
-	if h.cfg.Compactor == nil || h.cfg.ReserveTokens < 0 || m.Usage == nil {
-		return false
+// compactionDue says whether the reply m calls for a compaction at the save
+// point, and why: "overflow" for a silent overflow (a successful reply
+// whose prompt alone was over the model's context window: the provider
+// took it without an error, as some do, and the next call would fail),
+// "threshold" when the context plus m leaves less than the reserve free
+// in the window; "" for neither. Neither retries m: it succeeded.
+func (h *Harness) compactionDue(m events.Message) string {
+	if h.cfg.Compactor == nil || m.Usage == nil {
+		return ""
 	}
 	window := h.Model().ContextWindow
 	if window <= 0 {
-		return false
+		return ""
+	}
+	u := m.Usage
+	if u.Input+u.CacheRead+u.CacheWrite > window {
+		return "overflow"
+	}
+	if h.cfg.ReserveTokens < 0 {
+		return ""
 	}
 	reserve := h.cfg.ReserveTokens
 	if reserve == 0 {
 		reserve = 16384
 	}
-	u := m.Usage
 	used := u.TotalTokens
 	if used == 0 {
 		used = u.Input + u.Output + u.CacheRead + u.CacheWrite
 	}
-	return used > window-reserve
+	if used > window-reserve {
+		return "threshold"
+	}
+	return ""
 }
 
 // recover decides what a failed model call leads to: a retry after a
@@ -258,15 +274,23 @@ func (h *Harness) recover(ctx context.Context, f agent.Failure) agent.Recovery {
 		// aborted message.
 		return agent.Recovery{Retry: true}
 	case llm.KindContextOverflow:
+		// One compact-and-retry per overflow, as in pi. Either way the run
+		// ends with an assistant message that says why (Record), and a
+		// compaction_end carries the same error.
 		if h.run.compacted {
-			return agent.Recovery{Err: fmt.Errorf("%w: %w", ErrOverflow, f.Err)}
+			err := fmt.Errorf("%w; reduce the context or switch to a model with a larger context window (provider: %w)", ErrOverflow, f.Err)
+			h.publish(events.Event{Type: events.EvCompactionEnd, Compaction: &events.Compaction{Reason: "overflow", Error: err.Error()}})
+			return agent.Recovery{Err: err, Record: true}
 		}
 		h.run.compacted = true
 		h.setPhase(PhaseCompaction)
-		msgs, err := h.compact(ctx, "overflow", "")
+		msgs, err := h.compact(ctx, "overflow", "", true)
 		h.setPhase(PhaseTurn)
 		if err != nil {
-			return agent.Recovery{Err: fmt.Errorf("context overflow, and compaction failed: %w (provider: %w)", err, f.Err)}
+			if ctx.Err() != nil {
+				return agent.Recovery{Err: err} // aborted: the loop ends the run as aborted
+			}
+			return agent.Recovery{Err: err, Record: true}
 		}
 		return agent.Recovery{Retry: true, Messages: msgs}
 	}

@@ -17,6 +17,9 @@ type Session interface {
 	Append(ctx context.Context, e events.Entry) (events.Entry, error)
 	// Path returns the entries from the root to the active leaf.
 	Path(ctx context.Context) ([]events.Entry, error)
+	// Entry returns the entry with the given id, on any branch; ok is
+	// false when the session has none (navigation looks its target up).
+	Entry(ctx context.Context, id string) (e events.Entry, ok bool, err error)
 }
 
 // State is what a path of entries means to the harness.

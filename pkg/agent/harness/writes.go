@@ -41,8 +41,12 @@ func (h *Harness) SetThinkingLevel(ctx context.Context, level string) error {
 }
 
 // SetTools sets the tools of the next model call and records an
-// active_tools_change with their names.
+// active_tools_change with their names. Two tools of one name are refused
+// (ErrDuplicateTool), changing nothing.
 func (h *Harness) SetTools(ctx context.Context, tools []tool.Tool) error {
+	if err := uniqueTools(tools); err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Spec().Name

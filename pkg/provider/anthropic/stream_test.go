@@ -242,17 +242,15 @@ func cases() []streamCase {
 			err:   true, kind: llm.KindContextOverflow, status: 413,
 		},
 		{
-			name: "overflow: success whose usage exceeds the window",
+			name: "silent overflow: a success whose usage exceeds the window stays a success",
 			reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","usage":{"input_tokens":150000,"cache_creation_input_tokens":0,"cache_read_input_tokens":60000,"output_tokens":1}}}`,
 				"content_block_start", textStart, "content_block_delta", textDelta(0, "ok"),
 				"message_delta", msgDelta("end_turn", 2), "message_stop", msgStop)},
 			deltas: []events.Delta{text(0, "ok")},
 			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 150000, 2, 60000, 0),
-					"context_overflow: the response reports 210000 input tokens, more than the context window of 200000", events.TextBlock("ok"))
+				return assistant(t, events.StopEnd, usage(t, 150000, 2, 60000, 0), "", events.TextBlock("ok"))
 			},
-			err: true, kind: llm.KindContextOverflow,
 		},
 		{
 			name: "malformed SSE line",

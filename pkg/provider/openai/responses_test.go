@@ -148,12 +148,11 @@ func respCases(t testing.TB) []ssetest.Case {
 			Err:   true, Kind: llm.KindContextOverflow, Status: 400,
 		},
 		{
-			Name: "overflow: success whose usage exceeds the window",
+			Name: "silent overflow: a success whose usage exceeds the window stays a success",
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "ok"),
 				"response.completed", `{"type":"response.completed","sequence_number":20,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[],"usage":{"input_tokens":410000,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"total_tokens":410002}}}`)},
 			Deltas: []events.Delta{text(0, "ok")},
-			Msg:    msg(events.StopError, priced(m, 410000, 2, 0, 410002), "context_overflow: the response reports 410000 input tokens, more than the context window of 400000", mtext("ok")),
-			Err:    true, Kind: llm.KindContextOverflow,
+			Msg:    msg(events.StopEnd, priced(m, 410000, 2, 0, 410002), "", mtext("ok")),
 		},
 		{
 			Name: "malformed SSE line",

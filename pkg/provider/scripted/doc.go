@@ -7,8 +7,9 @@
 // its thinking and text in deltas at tokensPerSecond (a token is four
 // characters; 0 = all at once) after delayMs, then its tool calls. A reply
 // with an error fails the call with that status and message, classified as
-// a real provider would ([llm.ClassifyStatus]; 529 is retryable; messages a
-// real provider uses for context overflow are recognised as such).
+// a real provider's error is, by [llm.Classify] (529 is retryable; a 400
+// "prompt is too long" is a context overflow; a 429 insufficient_quota is
+// not retried).
 //
 // # Concurrency
 //

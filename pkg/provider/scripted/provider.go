@@ -199,24 +199,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ev
 }
 
 // classify turns a scripted error into the *llm.Error a real provider
-// would return for it.
+// would return for it: the same classifier, on the same status and text.
 func classify(e *Error) *llm.Error {
-	kind := llm.ClassifyStatus(e.Status)
-	if kind == llm.KindInvalidRequest && overflowText(e.Message) {
-		kind = llm.KindContextOverflow
-	}
-	return &llm.Error{Kind: kind, Status: e.Status, Message: e.Message, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond}
-}
-
-// overflowText recognises the ways providers say the context is too long.
-func overflowText(s string) bool {
-	s = strings.ToLower(s)
-	for _, p := range []string{"prompt is too long", "context_length_exceeded", "maximum context length", "context window", "context overflow", "too many tokens"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return &llm.Error{Kind: llm.Classify(e.Status, "", e.Message), Status: e.Status, Message: e.Message,
+		RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond}
 }
 
 func usage(u *Usage, req *llm.Request, msg *events.Message) *events.Usage {

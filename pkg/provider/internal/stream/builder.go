@@ -3,7 +3,6 @@ package stream
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,18 +155,12 @@ func (b *Builder) SetUsage(u events.Usage) {
 // SetResponseID records the provider's id of the response.
 func (b *Builder) SetResponseID(id string) { b.msg.ResponseID = id }
 
-// Finish ends a successful stream with stop reason stop. A response whose
-// input exceeds the model's context window is a context overflow even though
-// the provider accepted it (some servers truncate silently).
+// Finish ends a successful stream with stop reason stop. A success whose
+// input exceeds the model's context window (a silent overflow: some servers
+// take it, or truncate) stays a success: the reply is kept and the harness
+// compacts after it, as pi does; it is not an error to retry.
 func (b *Builder) Finish(stop events.StopReason) (events.Message, error) {
-	m := b.seal(stop)
-	if w := b.model.ContextWindow; w > 0 {
-		if in := b.usage.Input + b.usage.CacheRead + b.usage.CacheWrite; in > w {
-			return b.Fail(&llm.Error{Kind: llm.KindContextOverflow,
-				Message: "the response reports " + itoa(in) + " input tokens, more than the context window of " + itoa(w)})
-		}
-	}
-	return m, nil
+	return b.seal(stop), nil
 }
 
 // Fail ends the stream with err: the message keeps what arrived, with stop
@@ -214,5 +207,3 @@ func ObjectArgs(raw []byte) json.RawMessage {
 	}
 	return json.RawMessage("{}")
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

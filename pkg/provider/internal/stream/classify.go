@@ -15,18 +15,15 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 )
 
-// HTTPError classifies an error response: status, the provider's error code
-// or type (may be empty) and message, and the response headers (for
-// Retry-After; may be nil). Overflow wording wins over the status class:
-// a 400 "prompt is too long" is a context overflow, not an invalid request.
+// HTTPError classifies an error response with [llm.Classify]: status, the
+// provider's error code or type (may be empty) and message, and the response
+// headers (for Retry-After; may be nil). The wording is matched on the whole
+// message, before it is clipped.
 func HTTPError(status int, code, msg string, header http.Header, cause error) *llm.Error {
 	msg = strings.TrimSpace(msg)
-	e := &llm.Error{Kind: llm.ClassifyStatus(status), Status: status, Message: clip(msg), Err: cause}
+	e := &llm.Error{Kind: llm.Classify(status, code, msg), Status: status, Message: clip(msg), Err: cause}
 	if e.Message == "" && code != "" {
 		e.Message = code
-	}
-	if IsOverflow(status, code, msg) {
-		e.Kind = llm.KindContextOverflow
 	}
 	if e.Kind == llm.KindRetryable {
 		e.RetryAfter = RetryAfter(header, time.Now())

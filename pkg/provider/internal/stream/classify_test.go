@@ -38,29 +38,31 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestOverflowForms(t *testing.T) {
+// TestHTTPErrorClassifies checks that error responses go through the one
+// classifier (llm.Classify, whose own table has every rule) and keep their
+// status and retry-after.
+func TestHTTPErrorClassifies(t *testing.T) {
+	h := http.Header{}
+	h.Set("Retry-After", "3")
 	for _, tc := range []struct {
 		status    int
 		code, msg string
-		want      bool
+		want      llm.Kind
 	}{
-		{400, "invalid_request_error", "prompt is too long: 213462 tokens > 200000 maximum", true},
-		{400, "context_length_exceeded", "anything", true},
-		{413, "", "", true},
-		{400, "", "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens", true},
-		{400, "", "the request exceeds the available context size, try increasing it", true},
-		{400, "", "Your input exceeds the context window of this model.", true},
-		{500, "", "prompt too long; exceeded max context length by 100 tokens", true},
-		{400, "", "Input token count (300000) exceeds the maximum number of tokens allowed (200000)", true},
-		{400, "", "messages: roles must alternate", false},
-		{429, "rate_limit_exceeded", "Rate limit reached: tokens per min", false},
+		{400, "invalid_request_error", "prompt is too long: 213462 tokens > 200000 maximum", llm.KindContextOverflow},
+		{413, "", "", llm.KindContextOverflow},
+		{429, "rate_limit_exceeded", "Rate limit reached: tokens per min", llm.KindRetryable},
+		{429, "insufficient_quota", "You exceeded your current quota", llm.KindQuota},
+		{400, "", "network_error: Network connection lost.", llm.KindRetryable},
+		{400, "", "messages: roles must alternate", llm.KindInvalidRequest},
 	} {
-		if got := IsOverflow(tc.status, tc.code, tc.msg); got != tc.want {
-			t.Errorf("IsOverflow(%d, %q, %q) = %v, want %v", tc.status, tc.code, tc.msg, got, tc.want)
+		e := HTTPError(tc.status, tc.code, tc.msg, h, nil)
+		if e.Kind != tc.want || e.Status != tc.status {
+			t.Errorf("HTTPError(%d, %q, %q) = %v (status %d), want %v", tc.status, tc.code, tc.msg, e.Kind, e.Status, tc.want)
 		}
-	}
-	if e := HTTPError(400, "", "prompt is too long", nil, nil); e.Kind != llm.KindContextOverflow {
-		t.Errorf("a 400 overflow classified as %v", e.Kind)
+		if (e.Kind == llm.KindRetryable) != (e.RetryAfter == 3*time.Second) {
+			t.Errorf("HTTPError(%d, %q): retry-after %v for kind %v", tc.status, tc.msg, e.RetryAfter, e.Kind)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package stream holds what every Cairn provider shares: the [Builder] that
 // assembles the final assistant message while reporting deltas, and the
-// classification of failures into [llm.Error] kinds (HTTP status,
-// Retry-After, context-overflow wording, transport failures, aborts).
+// turning of failures into [llm.Error]s (error responses classified by
+// [llm.Classify], Retry-After, transport failures, aborts).
 //
 // # Ordering
 //
@@ -15,6 +15,7 @@
 //
 // # Errors
 //
-// Classification happens here, once: a provider turns whatever its SDK
-// returned into one *llm.Error and the agent loop branches on its Kind.
+// A provider turns whatever its SDK returned into one *llm.Error here, once,
+// and the agent loop branches on its Kind. The rules of what kind an error
+// response is live in [llm.Classify] alone, shared with every provider.
 package stream
