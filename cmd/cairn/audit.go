@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 func newAuditVerifyCmd() *cobra.Command {
@@ -87,7 +88,7 @@ func verifySession(cmd *cobra.Command, l *session.JetStreamLog, sid string) ([]s
 	if h := entries[0]; h.Type != events.EntrySession || h.ID != sid {
 		problems = append(problems, fmt.Sprintf("the first entry is a %q entry %q, not the session's header", h.Type, h.ID))
 	}
-	if _, err := session.NewIndex(entries); err != nil {
+	if _, err := sessiontree.NewIndex(entries); err != nil {
 		problems = append(problems, err.Error())
 	}
 	return problems, len(recs), nil

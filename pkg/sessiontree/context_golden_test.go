@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"bytes"
@@ -105,7 +105,30 @@ func reduceAt(entries []events.Entry, at string) string {
 	if err != nil {
 		return "error: " + err.Error() + "\n"
 	}
+	if err := partsAgree(x.Header(), path, ctx); err != nil {
+		return "error: " + err.Error() + "\n"
+	}
 	return render(ctx)
+}
+
+// partsAgree checks that BuildParts gives the context BuildContext gives,
+// and parts whose messages, concatenated, are its messages.
+func partsAgree(header *events.Entry, path []events.Entry, want Context) error {
+	got, parts, err := BuildParts(header, path)
+	if err != nil {
+		return fmt.Errorf("BuildParts: %w", err)
+	}
+	var msgs []events.Message
+	for k, p := range parts {
+		if k > 0 && p.Index <= parts[k-1].Index && (want.CompactionID == "" || k > 1) {
+			return fmt.Errorf("BuildParts: part %d is entry %d, after entry %d", k, p.Index, parts[k-1].Index)
+		}
+		msgs = append(msgs, p.Messages...)
+	}
+	if render(got) != render(want) || render(Context{Messages: msgs}) != render(Context{Messages: want.Messages}) {
+		return fmt.Errorf("BuildParts differs from BuildContext:\n%s%s", render(got), render(Context{Messages: msgs}))
+	}
+	return nil
 }
 
 func render(ctx Context) string {
