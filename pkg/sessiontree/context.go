@@ -89,7 +89,9 @@ func pathErr(i int, id, format string, args ...any) error {
 // order. With compactions, the last one rules: its summary comes first (a
 // compactionSummary message), then the entries from its firstKeptEntryId up
 // to it, then the entries after it. What an entry contributes:
-//   - message: its message, except a bashExecution with excludeFromContext;
+//   - message: its message, whatever its role (a bashExecution with
+//     excludeFromContext too: the conversion to provider messages leaves it
+//     out, as pi's convertToLlm does);
 //   - custom_message: a custom message (customType, content, display, details);
 //   - branch_summary with a summary: a branchSummary message (pi sends no
 //     empty one);
