@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
@@ -193,8 +193,12 @@ func TestCutInsideWhatThePreviousCompactionKept(t *testing.T) {
 	// The new compaction keeps from inside the old one's kept part; the
 	// reducer then starts there and skips the old compaction entry.
 	r := p.Result(compaction.Summary{Text: "new"})
-	path := append(b.path, events.Entry{ID: "c2", Type: events.EntryCompaction, Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID})
-	msgs := harness.Reduce(path).Messages
+	b.add(events.Entry{ID: "c2", Type: events.EntryCompaction, Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID})
+	c, err2 := sessiontree.BuildContext(nil, b.path)
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	msgs := c.Messages
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.Role)

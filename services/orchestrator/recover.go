@@ -14,7 +14,7 @@ import (
 // last message is a user message or a tool result (a reply was owed), or an
 // assistant message whose tool calls are not all answered.
 func (a *actor) needsRecovery() bool {
-	path, _ := a.st.Path(context.Background())
+	_, path, _ := a.st.Path(context.Background())
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		if e.Type == events.EntryTurnInterrupted {
@@ -61,7 +61,7 @@ func unanswered(path []events.Entry) []events.Block {
 // the next prompt goes on from this context.
 func (a *actor) recover(ctx context.Context) error {
 	a.o.metrics.recoveries.Inc()
-	path, err := a.st.Path(ctx)
+	_, path, err := a.st.Path(ctx)
 	if err != nil {
 		return err
 	}
