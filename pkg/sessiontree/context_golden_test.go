@@ -7,27 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree/sessiontreetest"
 )
 
-// The golden cases of the context reducer live in testdata/context/*.txt.
-// A case is a sequence of sections, each opened by a line "-- name --":
-//
-//	# comments (free text before the first section)
-//	-- entries --
-//	one session log, one entry per line (canonical JSON, header first)
-//	-- want --
-//	the context at the active leaf
-//	-- want at ID --
-//	the context at entry ID ("null" = before the first entry)
-//
-// A want section holds the rendered result: model, thinking level, tools,
-// the ruling compaction, then one message per line in canonical JSON; or
-// "error: ..." when indexing or reducing fails. `go test -run
-// TestContextGolden -update` rewrites the want sections from today's code.
+// The golden cases of the context reducer are package sessiontreetest's
+// (sessiontreetest/testdata/context/*.txt), shared with the tests of the
+// harness and the gateway. `go test -run TestContextGolden -update`
+// rewrites their want sections from today's code.
 func init() {
 	// Registered only if no other test file of the package did (a second
 	// registration of the same name panics).
@@ -39,49 +28,6 @@ func init() {
 func updating() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
-}
-
-type section struct {
-	name string // "entries", "want", "want at ID"
-	body string
-}
-
-func parseSections(data string) (preamble string, secs []section, err error) {
-	lines := strings.SplitAfter(data, "\n")
-	var cur *section
-	var pre strings.Builder
-	for _, ln := range lines {
-		t := strings.TrimRight(ln, "\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) >= 6 {
-			secs = append(secs, section{name: strings.TrimSpace(t[3 : len(t)-3])})
-			cur = &secs[len(secs)-1]
-			continue
-		}
-		if cur == nil {
-			pre.WriteString(ln)
-		} else {
-			cur.body += ln
-		}
-	}
-	if len(secs) == 0 || secs[0].name != "entries" {
-		return "", nil, fmt.Errorf("the first section must be \"-- entries --\"")
-	}
-	return pre.String(), secs, nil
-}
-
-func decodeLog(body string) ([]events.Entry, error) {
-	var entries []events.Entry
-	for n, ln := range strings.Split(body, "\n") {
-		if strings.TrimSpace(ln) == "" {
-			continue
-		}
-		e, err := events.DecodeEntry([]byte(ln))
-		if err != nil {
-			return nil, fmt.Errorf("entries line %d: %w", n+1, err)
-		}
-		entries = append(entries, e)
-	}
-	return entries, nil
 }
 
 // reduceAt indexes the log and reduces the path to at ("" = the active leaf,
@@ -169,53 +115,32 @@ func orNone(s string) string {
 }
 
 func TestContextGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "context", "*.txt"))
+	cases, err := sessiontreetest.Cases()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		t.Fatal("no golden cases in testdata/context")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pre, secs, err := parseSections(string(data))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			entries, err := decodeLog(secs[0].body)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			var out strings.Builder
-			out.WriteString(pre)
-			out.WriteString("-- entries --\n" + secs[0].body)
-			wants := 0
-			for _, s := range secs[1:] {
-				at, ok := strings.CutPrefix(s.name, "want")
-				at = strings.TrimSpace(at)
-				if !ok || at != "" && !strings.HasPrefix(at, "at ") {
-					t.Fatalf("%s: unknown section %q (want \"want\" or \"want at ID\")", file, s.name)
-				}
-				at = strings.TrimSpace(strings.TrimPrefix(at, "at "))
-				wants++
-				got := reduceAt(entries, at)
-				out.WriteString("-- " + s.name + " --\n" + got)
-				if !updating() && got != s.body {
-					t.Errorf("%s, section %q differs\n--- got ---\n%s--- want ---\n%s", file, s.name, got, s.body)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var bodies []string
+			for _, w := range c.Wants {
+				got := reduceAt(c.Entries, w.At)
+				bodies = append(bodies, got)
+				if !updating() && got != w.Body {
+					t.Errorf("%s, section %q differs\n--- got ---\n%s--- want ---\n%s", c.Name, w.Section, got, w.Body)
 				}
 			}
-			if wants == 0 {
-				t.Fatalf("%s: no want section", file)
-			}
-			if updating() && out.String() != string(data) {
-				if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			if updating() {
+				file := filepath.Join("sessiontreetest", sessiontreetest.Dir, c.Name+".txt")
+				old, err := os.ReadFile(file)
+				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("rewrote %s", file)
+				if out := c.Format(bodies); out != string(old) {
+					if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("rewrote %s", file)
+				}
 			}
 		})
 	}

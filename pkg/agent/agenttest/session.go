@@ -1,8 +1,9 @@
 // Package agenttest has small real implementations for tests of code that
 // drives the agent core: an in-memory session tree that satisfies
 // harness.Session, [TestSession], the conformance suite every
-// harness.Session implementation should pass, and [Recorder], a provider
-// that records what it is sent.
+// harness.Session implementation should pass, [Recorder], a provider
+// that records what it is sent, and [RunGolden], which runs a golden
+// context case (package sessiontreetest) through a harness.
 //
 // # Concurrency
 //
