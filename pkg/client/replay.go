@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,23 +42,16 @@ func (c *Client) Replay(ctx context.Context, sid string, at ReplayPoint) (Replay
 	case !at.Time.IsZero():
 		q.Set("until", at.Time.UTC().Format(time.RFC3339Nano))
 	}
-	var wire struct {
-		Summary Summary      `json:"summary"`
-		Tree    Tree         `json:"tree"`
-		Entries []recordLine `json:"entries"`
-	}
-	if err := c.getJSON(ctx, path, q, &wire); err != nil {
-		return Replayed{}, err
-	}
-	out := Replayed{Summary: wire.Summary, Tree: wire.Tree, Entries: make([]Record, 0, len(wire.Entries))}
-	for _, l := range wire.Entries {
-		r, err := l.record()
-		if err != nil {
-			return Replayed{}, err
-		}
-		out.Entries = append(out.Entries, r)
-	}
-	return out, nil
+	var out Replayed
+	err = c.getJSON(ctx, path, q, &out)
+	return out, err
+}
+
+// replayWire is a replay's JSON form.
+type replayWire struct {
+	Summary Summary      `json:"summary"`
+	Tree    Tree         `json:"tree"`
+	Entries []recordLine `json:"entries"`
 }
 
 // MarshalJSON writes the replay as the gateway does: {summary, tree,
@@ -67,9 +61,31 @@ func (r Replayed) MarshalJSON() ([]byte, error) {
 	for i, e := range r.Entries {
 		entries[i] = recordLine{Seq: e.Seq, Entry: e.Data}
 	}
-	return json.Marshal(struct {
-		Summary Summary      `json:"summary"`
-		Tree    Tree         `json:"tree"`
-		Entries []recordLine `json:"entries"`
-	}{r.Summary, r.Tree, entries})
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // as the gateway writes it
+	if err := enc.Encode(replayWire{r.Summary, r.Tree, entries}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads a replay in the gateway's form (what
+// projector.Replayed encodes to), decoding each entry and computing its
+// digest.
+func (r *Replayed) UnmarshalJSON(data []byte) error {
+	var w replayWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	out := Replayed{Summary: w.Summary, Tree: w.Tree, Entries: make([]Record, 0, len(w.Entries))}
+	for _, l := range w.Entries {
+		rec, err := l.record()
+		if err != nil {
+			return err
+		}
+		out.Entries = append(out.Entries, rec)
+	}
+	*r = out
+	return nil
 }
