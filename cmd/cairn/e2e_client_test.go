@@ -62,6 +62,8 @@ func (u *upProcess) mustCLI(t *testing.T, args ...string) string {
 func (u *upProcess) eventuallyCLI(t *testing.T, cond func(string) bool, args ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		code, out, errOut := u.cli(t, args...)
 		if code == 0 && cond(out) {
@@ -70,7 +72,7 @@ func (u *upProcess) eventuallyCLI(t *testing.T, cond func(string) bool, args ...
 		if time.Now().After(deadline) {
 			t.Fatalf("cairn %s: not as wanted within 30s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 		}
-		<-time.After(50 * time.Millisecond)
+		<-tick.C
 	}
 }
 

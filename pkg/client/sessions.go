@@ -47,19 +47,25 @@ type Accepted struct {
 }
 
 // A SendOption changes how a command is sent.
-type SendOption func(url.Values)
+type SendOption func(*sendOptions)
+
+type sendOptions struct{ wait bool }
 
 // WaitApplied makes the call return once the orchestrator has applied the
 // command (Accepted.Applied) or refused it: an [*Error] with status 409
 // ([ErrRejected]) carrying the reason. If it takes longer than the
 // gateway's wait timeout the call fails with [ErrTimeout]; the command is
 // stored all the same and will be applied.
-func WaitApplied() SendOption { return func(q url.Values) { q.Set("wait", "applied") } }
+func WaitApplied() SendOption { return func(o *sendOptions) { o.wait = true } }
 
 func sendQuery(opts []SendOption) url.Values {
+	var o sendOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	q := url.Values{}
-	for _, o := range opts {
-		o(q)
+	if o.wait {
+		q.Set("wait", "applied")
 	}
 	return q
 }
