@@ -61,8 +61,9 @@ const e2eScript = `{
 }`
 
 type upProcess struct {
-	url string
-	cmd *exec.Cmd
+	url  string
+	nats string // the embedded server's client URL
+	cmd  *exec.Cmd
 }
 
 // startUp runs `cairn up` on free ports and waits until it serves.
@@ -95,10 +96,12 @@ func startUp(t *testing.T) *upProcess {
 	// "cairn is up: API http://127.0.0.1:PORT, NATS ..."
 	_, rest, _ := strings.Cut(line, "API ")
 	url, _, _ := strings.Cut(rest, ",")
-	if !strings.HasPrefix(url, "http://") {
+	_, rest, _ = strings.Cut(rest, "NATS ")
+	natsURL, _, _ := strings.Cut(rest, ",")
+	if !strings.HasPrefix(url, "http://") || !strings.HasPrefix(natsURL, "nats://") {
 		t.Fatalf("unexpected first line %q", line)
 	}
-	return &upProcess{url: url, cmd: cmd}
+	return &upProcess{url: url, nats: natsURL, cmd: cmd}
 }
 
 func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[string]any) {

@@ -33,7 +33,8 @@
 //
 // Every error is JSON {"error":{"code","message"}} with a fitting status:
 // 400 for invalid input (the message names the field), 404, 409 for a command
-// the orchestrator refused (with ?wait=applied), 503 when a dependency is
+// the orchestrator refused (with ?wait=applied), 422 (code corrupt) when a
+// session's stored log does not decode, 503 when a dependency is
 // unavailable, 504 when waiting timed out.
 //
 // # Concurrency

@@ -193,6 +193,8 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)
 	handle("GET /v1/sessions/{id}/export", "export", true, g.export)
 	handle("POST /v1/import", "import", true, g.importSession)
+	handle("GET /v1/sessions/{id}/records", "records", true, g.getRecords)
+	handle("GET /v1/sessions/{id}/replay", "replay", true, g.queries()) // the projector's Replay, from the log
 	queries := g.queries()
 	for _, p := range []string{"GET /v1/sessions", "GET /v1/sessions/{id}", "GET /v1/sessions/{id}/entries",
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
