@@ -25,6 +25,7 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 		"created stream CAIRN_SESSIONS\n",
 		"created stream CAIRN_COMPACTIONS\n",
 		"created KV bucket cairn_leases\n",
+		"created KV bucket cairn_refusals\n",
 		"created object store cairn_blobs\n",
 		"created object store cairn_snapshots\n",
 		"created consumer compactor on CAIRN_COMPACTIONS\n",

@@ -59,6 +59,17 @@ func (n Names) ToolsBucket() string { return n.p() + "_tools" }
 // call before executing it, so a redelivered non-idempotent call is not run twice.
 func (n Names) ToolStartsBucket() string { return n.p() + "_toolstarts" }
 
+// RefusalsBucket is the KV bucket where the orchestrator records a command
+// it refused when the session has no log to record it in (a refused
+// create, a command to a session that does not exist), under
+// [RefusalKey]; the gateway reads it for ?wait=applied and the command
+// status. Its keys expire like the commands they answer.
+func (n Names) RefusalsBucket() string { return n.p() + "_refusals" }
+
+// RefusalKey is the key of command commandID of session sid in
+// [Names.RefusalsBucket]; both must be valid ids.
+func RefusalKey(sid, commandID string) string { return sid + "." + commandID }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 

@@ -14,13 +14,23 @@ func LeasesBucket(n events.Names) string { return prefix(n) + "_leases" }
 // CheckpointsBucket is the KV bucket of per-partition command checkpoints.
 func CheckpointsBucket(n events.Names) string { return prefix(n) + "_checkpoints" }
 
-// OrchestratorBuckets configures the orchestrator's two KV buckets. On a
-// cluster they need the same replicas as the streams: an R1 bucket on a lost
-// node stalls every orchestrator. The orchestrator keeps the replicas it
+// RefusalsBucket configures the bucket of refusals without a log
+// ([events.Names.RefusalsBucket]): its keys expire after maxAge, the
+// commands stream's max age, so a refusal is kept as long as the command
+// it answers.
+func RefusalsBucket(n events.Names, replicas int, maxAge time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.RefusalsBucket(), TTL: maxAge, History: 1, Replicas: replicas,
+		Description: "Cairn commands refused where no session log could record it, by <sid>.<command id>"}
+}
+
+// OrchestratorBuckets configures the orchestrator's KV buckets: leases,
+// checkpoints and refusals. On a cluster they need the same replicas as the
+// streams: an R1 bucket on a lost node stalls every orchestrator. The orchestrator keeps the replicas it
 // finds when it adjusts the leases bucket's TTL at start.
 func OrchestratorBuckets(n events.Names, replicas int, leaseTTL time.Duration) []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
 		{Bucket: LeasesBucket(n), TTL: leaseTTL, History: 1, Replicas: replicas, Description: "Cairn partition leases"},
 		{Bucket: CheckpointsBucket(n), History: 1, Replicas: replicas, Description: "Cairn command checkpoints, one per partition"},
+		RefusalsBucket(n, replicas, CommandsMaxAge),
 	}
 }

@@ -363,6 +363,10 @@ func (a *actor) handle(ctx context.Context, it item) {
 				a.part.done(c.Seq)
 				return
 			}
+			if a.refusedBefore(ctx, c.Seq, c.Cmd.ID) {
+				a.finish(c.Cmd.ID) // refused without a log by an earlier owner
+				return
+			}
 		}
 		a.handleCommand(ctx, c)
 	}
