@@ -36,7 +36,11 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: "+err.Error())
+			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: "+describeJSONErr(err))
+			return
+		}
+		if dec.More() {
+			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: one JSON object expected, found more after it")
 			return
 		}
 	}
@@ -53,6 +57,10 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 	cmd := events.Command{V: events.SchemaVersion, ID: req.CommandID, Type: events.CmdCreate, SessionID: req.ID,
 		Model: req.Model, SystemPrompt: req.SystemPrompt, Tools: req.Tools, Workspace: req.Workspace}
 	if err := cmd.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	if err := g.check(&cmd); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
 	}
@@ -87,6 +95,9 @@ func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	filled, _ := json.Marshal(fields)
 	cmd, err := events.DecodeCommand(filled)
+	if err == nil {
+		err = g.check(&cmd)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
@@ -102,11 +113,15 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("wait: unknown value %q (the only one is \"applied\")", wait))
 		return
 	}
-	var sub *fanout.Sub
+	var sub, refused *fanout.Sub
 	if wait == "applied" {
-		// Subscribe before storing the command, so its effect cannot slip by.
+		// Subscribe before storing the command, so its effect cannot slip
+		// by: an entry naming it in the log, or its refusal where the
+		// session has no log (refusals.go).
 		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(cmd.SessionID))
 		defer sub.Close()
+		refused = g.refused.Subscribe(g.refusals.subject(cmd.SessionID, cmd.ID))
+		defer refused.Close()
 	}
 	data, err := json.Marshal(cmd)
 	if err != nil {
@@ -133,15 +148,27 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeJSON(w, status, resp)
 		return
 	}
-	g.awaitApplied(w, r.Context(), sub, cmd.ID, resp)
+	g.awaitApplied(w, r.Context(), sub, refused, cmd.ID, resp)
 }
 
-// awaitApplied waits for the first log entry naming commandID.
-func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *fanout.Sub, commandID string, resp map[string]any) {
+// awaitApplied waits for the first log entry naming commandID, or for its
+// refusal without a log.
+func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, refused *fanout.Sub, commandID string, resp map[string]any) {
 	timer := time.NewTimer(g.cfg.WaitTimeout)
 	defer timer.Stop()
 	for {
 		select {
+		case m, ok := <-refused.C:
+			if !ok {
+				writeError(w, http.StatusServiceUnavailable, codeUnavailable, "stopped following the refusals: "+errString(refused.Err()))
+				return
+			}
+			rf, err := events.DecodeRefusal(m.Data)
+			if err != nil || rf.CommandID != commandID {
+				continue
+			}
+			writeRejected(w, commandID, rf.Reason, rf.Code)
+			return
 		case m, ok := <-sub.C:
 			if !ok {
 				writeError(w, http.StatusServiceUnavailable, codeUnavailable, "stopped following the log: "+errString(sub.Err()))
@@ -152,10 +179,7 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *
 				continue
 			}
 			if e.Type == events.EntryCommandRejected {
-				writeJSON(w, http.StatusConflict, map[string]any{
-					"error":     apiError{Code: codeRejected, Message: e.Reason},
-					"commandId": commandID, "reason": e.Code,
-				})
+				writeRejected(w, commandID, e.Reason, e.Code)
 				return
 			}
 			resp["entryId"] = e.ID
@@ -170,6 +194,15 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *
 			return
 		}
 	}
+}
+
+// writeRejected answers 409 for a refused command: the reason as the
+// error's message, its code as "reason".
+func writeRejected(w http.ResponseWriter, commandID, reason, code string) {
+	writeJSON(w, http.StatusConflict, map[string]any{
+		"error":     apiError{Code: codeRejected, Message: reason},
+		"commandId": commandID, "reason": code,
+	})
 }
 
 func errString(err error) string {

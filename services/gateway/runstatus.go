@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
 )
 
 // Command states of GET /v1/sessions/{id}/commands/{commandId}, decided
@@ -12,7 +15,8 @@ const (
 	// statePending: no entry names the command yet (stored and not yet
 	// applied, queued behind a running agent, or never sent).
 	statePending = "pending"
-	// stateRejected: a command_rejected entry names it.
+	// stateRejected: a command_rejected entry names it, or, where the
+	// session has no log (a refused create), the refusals bucket holds it.
 	stateRejected = "rejected"
 	// stateApplied: an entry other than a user message names it (set_model,
 	// label...): it started no run.
@@ -53,11 +57,39 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeInvalid, "command id in path: "+err.Error())
 		return
 	}
-	s, ok := g.loadSession(w, r)
-	if !ok {
+	sid := r.PathValue("id")
+	if !validSessionPath(w, sid) {
 		return
 	}
-	writeJSON(w, http.StatusOK, runState(s.Entries(), cid))
+	if g.cfg.Log == nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the session log is not configured on this gateway")
+		return
+	}
+	s, err := session.Load(r.Context(), g.cfg.Log, sid)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the log: "+err.Error())
+		return
+	}
+	st := commandStatus{CommandID: cid, State: statePending}
+	if s != nil {
+		st = runState(s.Entries(), cid)
+	}
+	if st.State == statePending {
+		// Not named in the log: refused where there was no log to record
+		// it (refusals.go)?
+		rf, err := g.lookupRefusal(r.Context(), sid, cid)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the refusals: "+err.Error())
+			return
+		}
+		if rf != nil {
+			st.State, st.Reason, st.Code = stateRejected, rf.Reason, rf.Code
+		} else if s == nil {
+			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 // runState reads entries (the log in order) for the command cid.
