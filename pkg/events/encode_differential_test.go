@@ -322,7 +322,7 @@ func FuzzEncodeValues(f *testing.F) {
 		encodeAgree(t, pairs["usage"], usage)
 		for _, typ := range []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryActiveToolsChange,
 			EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo, EntryLeaf,
-			EntryTurnInterrupted, EntryCommandRejected} {
+			EntryTurnInterrupted, EntryCommandRejected, EntryRetry} {
 			e := Entry{V: int(n), Type: typ, ID: s, ParentID: &s, Timestamp: s, CommandID: s, ParentDigest: s, Version: int(n),
 				Cwd: s, ParentSession: s, Model: s, ThinkingLevel: s, SystemPrompt: s, Tools: []string{s, key}, Labels: map[string]string{s: key, key: s},
 				Tenant: s, Message: &msgs[1], Provider: s, ModelID: s, Summary: s, FirstKeptEntryID: s, TokensBefore: n, FromID: s,

@@ -25,6 +25,19 @@ const (
 	EntryTurnInterrupted = "turn_interrupted"
 	// EntryCommandRejected records a command the orchestrator refused, and why.
 	EntryCommandRejected = "command_rejected"
+	// EntryRetry says the run goes on after the error message before it:
+	// the failed model call is made again, after a back-off for a
+	// transient error or after compacting the context for an overflow.
+	// Reason is the error, Code "transient" or "overflow", Details
+	// {"attempt": N, "delayMs": D}. The run is not settled until a later
+	// assistant message or a turn_interrupted entry.
+	EntryRetry = "retry"
+)
+
+// Codes of a retry entry.
+const (
+	RetryTransient = "transient" // overload, rate limit, 5xx, network: after a back-off
+	RetryOverflow  = "overflow"  // the context overflowed: after a compaction
 )
 
 // PiVersion is the pi session format version Cairn's entries follow.
@@ -98,9 +111,9 @@ type Entry struct {
 	// session_info
 	Name string
 
-	// turn_interrupted, command_rejected
+	// turn_interrupted, command_rejected, retry
 	Reason string
-	Code   string // command_rejected: a machine-readable reason, e.g. "busy"
+	Code   string // command_rejected: a machine-readable reason, e.g. "busy"; retry: its kind
 
 	Extra Extra
 }
@@ -197,6 +210,10 @@ func (e *Entry) write(w *jsonWriter) {
 	case EntryCommandRejected:
 		w.str("reason", e.Reason)
 		w.optStr("code", e.Code)
+	case EntryRetry:
+		w.str("reason", e.Reason)
+		w.optStr("code", e.Code)
+		w.optRaw("details", e.Details)
 	}
 	w.extra(e.Extra)
 	w.end(n)
@@ -323,6 +340,10 @@ func (e *Entry) decode(data []byte) error {
 		if r.err == nil && e.CommandID == "" {
 			r.fail("commandId", "is required")
 		}
+	case EntryRetry:
+		e.Reason = r.str("reason", true)
+		e.Code = r.str("code", false)
+		e.Details = r.raw("details", false)
 	case "":
 	default:
 		r.fail("type", "unknown entry type %q", e.Type)

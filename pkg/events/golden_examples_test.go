@@ -74,6 +74,9 @@ func exampleEntry(typ string) Entry {
 		e.V, e.Reason, e.ParentDigest = SchemaVersion, "orchestrator restarted during the turn", "sha256:77aa"
 	case EntryCommandRejected:
 		e.V, e.Reason, e.Code, e.CommandID = SchemaVersion, "session is running", "busy", "cmd-9"
+	case EntryRetry:
+		e.V, e.Reason, e.Code = SchemaVersion, "529 overloaded_error", RetryTransient
+		e.Details = json.RawMessage(`{"attempt":1,"delayMs":2000}`)
 	}
 	return e
 }
@@ -103,7 +106,7 @@ func exampleEntries() map[string]Entry {
 
 var allEntryTypes = []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange,
 	EntryActiveToolsChange, EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage,
-	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected}
+	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected, EntryRetry}
 
 var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary,
 	RoleCompactionSummary, RoleBashExecution}

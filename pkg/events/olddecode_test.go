@@ -493,6 +493,10 @@ func oldDecodeEntryInto(e *Entry, data []byte) error {
 		if r.err == nil && e.CommandID == "" {
 			r.fail("commandId", "is required")
 		}
+	case EntryRetry:
+		e.Reason = r.str("reason", true)
+		e.Code = r.str("code", false)
+		e.Details = r.raw("details", false)
 	case "":
 	default:
 		r.fail("type", "unknown entry type %q", e.Type)

@@ -397,6 +397,10 @@ func oldEncodeEntry(e Entry) ([]byte, error) {
 	case EntryCommandRejected:
 		w.str("reason", e.Reason)
 		w.optStr("code", e.Code)
+	case EntryRetry:
+		w.str("reason", e.Reason)
+		w.optStr("code", e.Code)
+		w.optRaw("details", e.Details)
 	}
 	w.extra(e.Extra)
 	return w.bytes()

@@ -94,10 +94,11 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 
 // runState reads entries (the log in order) for the command cid.
 //
-// An assistant message that stopped with an error may be followed by an
-// automatic retry: the log alone cannot tell, so it reads as settled. A
-// follow-up message is appended right after the message it follows, so the
-// window in which a run that goes on reads as settled is that short.
+// An assistant message that stopped with an error and is followed by a
+// retry entry did not end the run: the harness backs off (or compacts) and
+// calls the model again. A follow-up message is appended right after the
+// message it follows, so the window in which a run that goes on reads as
+// settled is that short.
 func runState(entries []events.Entry, cid string) commandStatus {
 	st := commandStatus{CommandID: cid, State: statePending}
 	at := -1
@@ -128,6 +129,8 @@ func runState(entries []events.Entry, cid string) commandStatus {
 		switch {
 		case e.Type == events.EntryTurnInterrupted:
 			st.State, st.Message, st.Interrupted = stateSettled, nil, true
+		case e.Type == events.EntryRetry: // the error message before it did not end the run
+			st.State, st.Message, st.Interrupted = stateRunning, nil, false
 		case e.Type != events.EntryMessage || e.Message == nil:
 		case e.Message.Role == events.RoleAssistant && e.Message.StopReason != events.StopToolUse:
 			st.State, st.Message, st.Interrupted = stateSettled, e.Message, false

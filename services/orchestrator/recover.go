@@ -11,14 +11,18 @@ import (
 )
 
 // needsRecovery reports whether the log ends in the middle of a turn: its
-// last message is a user message or a tool result (a reply was owed), or an
-// assistant message whose tool calls are not all answered.
+// last message is a user message or a tool result (a reply was owed), an
+// assistant message whose tool calls are not all answered, or an error
+// message followed by a retry entry (the retry was owed).
 func (a *actor) needsRecovery() bool {
 	path, _ := a.st.Path(context.Background())
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		if e.Type == events.EntryTurnInterrupted {
 			return false
+		}
+		if e.Type == events.EntryRetry {
+			return true // cut during a back-off or the compaction before a retry
 		}
 		if e.Type != events.EntryMessage || e.Message == nil {
 			continue

@@ -80,6 +80,8 @@ type Harness struct {
 		lastLeafID string
 		// agentEnd is the run's agent_end, held until the harness is idle.
 		agentEnd *events.Event
+		// retryOpen: a retry entry no message followed yet (retrymark.go).
+		retryOpen bool
 	}
 }
 

@@ -69,6 +69,10 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 	case events.EntryTurnInterrupted:
 		s.Status = StatusIdle
 		return w.interrupt(s, e.Timestamp, ms)
+	case events.EntryRetry:
+		// The error message before it did not end the run: the model is
+		// called again (after a back-off or a compaction).
+		s.Status = StatusRunning
 	case events.EntryMessage:
 		s.Messages++
 		return w.message(s, seq, e)
