@@ -21,7 +21,10 @@
 // Live events may be lost; the log is the record. GET
 // /v1/sessions/{id}/commands/{commandId} reads it to say whether a command
 // is pending, rejected, applied, or part of a run that is running or has
-// settled.
+// settled. A command refused where the session has no log (a refused
+// create, a command to a session that does not exist) is recorded in the
+// refusals bucket instead; the status route and ?wait=applied read it there
+// (refusals.go), so no refusal goes unanswered.
 //
 // # Tracing
 //
@@ -32,9 +35,12 @@
 // # Errors
 //
 // Every error is JSON {"error":{"code","message"}} with a fitting status:
-// 400 for invalid input (the message names the field), 404, 409 for a command
-// the orchestrator refused (with ?wait=applied), 503 when a dependency is
-// unavailable, 504 when waiting timed out.
+// 400 for invalid input (the message names the field): malformed JSON,
+// ids, fields of the wrong type, and, when Config gives the gateway the
+// workspace root and the model registry, a workspace outside the root or a
+// model that cannot be resolved; 404; 409 for a command the orchestrator
+// refused (with ?wait=applied); 413 for a body over the limit; 503 when a
+// dependency is unavailable; 504 when waiting timed out.
 //
 // # Concurrency
 //

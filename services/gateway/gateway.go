@@ -48,7 +48,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.events = fanout.New(cfg.JetStream, n.EventsStream(), n.AllEvents(), 1024, cfg.Logger)
 	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
 	g.refusals = refusals{js: cfg.JetStream, bucket: n.RefusalsBucket()}
-	g.refused = fanout.New(cfg.JetStream, "KV_"+n.RefusalsBucket(), "$KV."+n.RefusalsBucket()+".>", 1024, cfg.Logger)
+	g.refused = fanout.New(cfg.JetStream, g.refusals.stream(), g.refusals.filter(), 1024, cfg.Logger)
 	g.metrics = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cairn_gateway_requests_total", Help: "HTTP requests by route and status code.",

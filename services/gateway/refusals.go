@@ -27,6 +27,10 @@ type refusals struct {
 	kv     jetstream.KeyValue
 }
 
+// stream and filter are the bucket's stream and its subjects, for the fanout.
+func (r *refusals) stream() string { return "KV_" + r.bucket }
+func (r *refusals) filter() string { return "$KV." + r.bucket + ".>" }
+
 // subject is where the refusal of commandID of session sid is stored.
 func (r *refusals) subject(sid, commandID string) string {
 	return "$KV." + r.bucket + "." + events.RefusalKey(sid, commandID)
@@ -58,7 +62,7 @@ func (r *refusals) open(ctx context.Context, n events.Names) (jetstream.KeyValue
 	return r.kv, nil
 }
 
-// lookup returns the recorded refusal of commandID of session sid, if any.
+// lookupRefusal returns the recorded refusal of commandID of session sid, if any.
 func (g *Gateway) lookupRefusal(ctx context.Context, sid, commandID string) (*events.Refusal, error) {
 	kv, err := g.refusals.open(ctx, g.cfg.Names)
 	if err != nil {
