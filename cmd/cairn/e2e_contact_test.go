@@ -168,8 +168,11 @@ func TestE2ENeverIdleWhileARetryBacksOff(t *testing.T) {
 	if m := lastAssistant(es); m == nil || m.StopReason != events.StopEnd || m.Content.Text() != "ok" {
 		t.Fatalf("%s while the log is %s: a client waiting for idle took the error as the end", how, describeEntries(es))
 	}
-	if got := describeEntries(es); !strings.Contains(got, "user:flaky | assistant: | retry | assistant:ok") {
+	if got := describeEntries(es); !strings.Contains(got, "user:flaky | assistant: | assistant:ok") {
 		t.Fatalf("log: %s", got)
+	}
+	if r := es[len(es)-2].Retry; r == nil || r.Attempt != 1 || r.Code != events.RetryTransient {
+		t.Fatalf("the error message carries retry mark %+v", r)
 	}
 	_, sum := u.call(t, "GET", "/v1/sessions/r1", "")
 	_, st := u.call(t, "GET", "/v1/sessions/r1/commands/p1", "")

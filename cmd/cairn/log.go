@@ -109,8 +109,6 @@ func describe(e *events.Entry) string {
 		return "-> " + deref(e.TargetID)
 	case events.EntryTurnInterrupted, events.EntryCommandRejected:
 		return e.Reason
-	case events.EntryRetry:
-		return e.Code + " " + quoteShort(e.Reason)
 	case events.EntryCustom, events.EntryCustomMessage:
 		return e.CustomType
 	case events.EntrySessionInfo:

@@ -322,12 +322,12 @@ func FuzzEncodeValues(f *testing.F) {
 		encodeAgree(t, pairs["usage"], usage)
 		for _, typ := range []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryActiveToolsChange,
 			EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo, EntryLeaf,
-			EntryTurnInterrupted, EntryCommandRejected, EntryRetry} {
+			EntryTurnInterrupted, EntryCommandRejected} {
 			e := Entry{V: int(n), Type: typ, ID: s, ParentID: &s, Timestamp: s, CommandID: s, ParentDigest: s, Version: int(n),
 				Cwd: s, ParentSession: s, Model: s, ThinkingLevel: s, SystemPrompt: s, Tools: []string{s, key}, Labels: map[string]string{s: key, key: s},
 				Tenant: s, Message: &msgs[1], Provider: s, ModelID: s, Summary: s, FirstKeptEntryID: s, TokensBefore: n, FromID: s,
 				Details: rawMsg, FromHook: true, TargetID: &key, Label: s, CustomType: s, Data: rawMsg, Content: msgs[0].Content,
-				Display: true, Name: s, Reason: s, Code: s, Extra: extra}
+				Display: true, Name: s, Reason: s, Code: s, Extra: extra, Retry: &RetryMark{Attempt: int(n), DelayMs: n, Code: s}}
 			encodeAgree(t, pairs["entry"], &e)
 		}
 		ev := Event{Type: s, SessionID: s, Seq: uint64(n), Time: s, Message: &msgs[1], Delta: &Delta{Kind: s, ContentIndex: int(n), Delta: s, ToolCallID: s, ToolName: s},

@@ -74,9 +74,6 @@ func exampleEntry(typ string) Entry {
 		e.V, e.Reason, e.ParentDigest = SchemaVersion, "orchestrator restarted during the turn", "sha256:77aa"
 	case EntryCommandRejected:
 		e.V, e.Reason, e.Code, e.CommandID = SchemaVersion, "session is running", "busy", "cmd-9"
-	case EntryRetry:
-		e.V, e.Reason, e.Code = SchemaVersion, "529 overloaded_error", RetryTransient
-		e.Details = json.RawMessage(`{"attempt":1,"delayMs":2000}`)
 	}
 	return e
 }
@@ -97,6 +94,13 @@ func exampleEntries() map[string]Entry {
 		e.Message = &m
 		out[EntryMessage+"-"+role] = e
 	}
+	// An error message the harness retries carries its mark.
+	r := exampleEntry(EntryMessage)
+	r.V = SchemaVersion
+	r.Message = &Message{Role: RoleAssistant, API: "anthropic-messages", Provider: "anthropic", Model: "claude-x",
+		Content: Content{Blocks: []Block{}}, StopReason: StopError, ErrorMessage: "529 overloaded_error", Timestamp: 1772600767089}
+	r.Retry = &RetryMark{Attempt: 1, DelayMs: 2000, Code: RetryTransient}
+	out["message-retried"] = r
 	// Fields Cairn does not model survive, in key order after the known ones.
 	x := exampleEntry(EntryCustom)
 	x.Extra = Extra{"piFuture": json.RawMessage(`{"a":[1,2]}`), "alpha": json.RawMessage(`true`)}
@@ -106,7 +110,7 @@ func exampleEntries() map[string]Entry {
 
 var allEntryTypes = []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange,
 	EntryActiveToolsChange, EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage,
-	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected, EntryRetry}
+	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected}
 
 var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary,
 	RoleCompactionSummary, RoleBashExecution}

@@ -214,7 +214,7 @@ var knownNames = func() map[string]string {
 	for _, s := range []string{
 		EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryActiveToolsChange,
 		EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo,
-		EntryLeaf, EntryTurnInterrupted, EntryCommandRejected, EntryRetry,
+		EntryLeaf, EntryTurnInterrupted, EntryCommandRejected,
 		RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary, RoleCompactionSummary, RoleBashExecution,
 		BlockText, BlockImage, BlockThinking, BlockToolCall,
 		string(StopEnd), string(StopLength), string(StopToolUse), string(StopError), string(StopAborted),

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A retry entry after an error message keeps the run running; the reply
+// An error message with a retry mark keeps the run running; the reply
 // after it settles it.
 func TestRunStateRunsThroughARetry(t *testing.T) {
 	msg := func(role string, stop events.StopReason, cid string) events.Entry {
@@ -19,9 +19,9 @@ func TestRunStateRunsThroughARetry(t *testing.T) {
 	}
 	es := []events.Entry{msg(events.RoleUser, "", "p1"), msg(events.RoleAssistant, events.StopError, "")}
 	if st := runState(es, "p1"); st.State != stateSettled {
-		t.Fatalf("after an error with no retry: %s", st.State)
+		t.Fatalf("after an error that is not retried: %s", st.State)
 	}
-	es = append(es, events.Entry{Type: events.EntryRetry, Reason: "overloaded", Code: events.RetryTransient})
+	es[1].Retry = &events.RetryMark{Attempt: 1, DelayMs: 2000, Code: events.RetryTransient}
 	if st := runState(es, "p1"); st.State != stateRunning || st.Message != nil {
 		t.Fatalf("while a retry backs off: %+v", st)
 	}

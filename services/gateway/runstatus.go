@@ -94,9 +94,9 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 
 // runState reads entries (the log in order) for the command cid.
 //
-// An assistant message that stopped with an error and is followed by a
-// retry entry did not end the run: the harness backs off (or compacts) and
-// calls the model again. A follow-up message is appended right after the
+// An assistant message that stopped with an error and carries a retry mark
+// did not end the run: the harness backs off (or compacts) and calls the
+// model again. A follow-up message is appended right after the
 // message it follows, so the window in which a run that goes on reads as
 // settled is that short.
 func runState(entries []events.Entry, cid string) commandStatus {
@@ -129,9 +129,9 @@ func runState(entries []events.Entry, cid string) commandStatus {
 		switch {
 		case e.Type == events.EntryTurnInterrupted:
 			st.State, st.Message, st.Interrupted = stateSettled, nil, true
-		case e.Type == events.EntryRetry: // the error message before it did not end the run
-			st.State, st.Message, st.Interrupted = stateRunning, nil, false
 		case e.Type != events.EntryMessage || e.Message == nil:
+		case e.Retry != nil: // an error the harness retries: the run goes on
+			st.State, st.Message, st.Interrupted = stateRunning, nil, false
 		case e.Message.Role == events.RoleAssistant && e.Message.StopReason != events.StopToolUse:
 			st.State, st.Message, st.Interrupted = stateSettled, e.Message, false
 		case e.Message.Role == events.RoleAssistant, e.Message.Role == events.RoleUser, e.Message.Role == events.RoleToolResult:

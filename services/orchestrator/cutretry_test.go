@@ -9,7 +9,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/session"
 )
 
-// A log that ends in a retry entry was cut while the harness backed off:
+// A log that ends in a retried error was cut while the harness backed off:
 // the next owner closes the turn before it takes the session's commands.
 func TestACutRetryIsRecovered(t *testing.T) {
 	p := newPlatform(t)
@@ -20,8 +20,8 @@ func TestACutRetryIsRecovered(t *testing.T) {
 	}
 	for _, e := range []events.Entry{
 		{Type: events.EntryMessage, CommandID: "p0", Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("hi"), CommandID: "p0"}},
-		{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleAssistant, StopReason: events.StopError, ErrorMessage: "overloaded"}},
-		{Type: events.EntryRetry, Reason: "overloaded", Code: events.RetryTransient},
+		{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleAssistant, StopReason: events.StopError, ErrorMessage: "overloaded"},
+			Retry: &events.RetryMark{Attempt: 1, DelayMs: 2000, Code: events.RetryTransient}},
 	} {
 		if _, err := s.Append(ctx, e); err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func TestACutRetryIsRecovered(t *testing.T) {
 	for _, e := range es {
 		got = append(got, e.Type)
 	}
-	if want := "session message message retry turn_interrupted message message"; strings.Join(got, " ") != want {
+	if want := "session message message turn_interrupted message message"; strings.Join(got, " ") != want {
 		t.Fatalf("log: %s, want %s", strings.Join(got, " "), want)
 	}
 }

@@ -13,16 +13,13 @@ import (
 // needsRecovery reports whether the log ends in the middle of a turn: its
 // last message is a user message or a tool result (a reply was owed), an
 // assistant message whose tool calls are not all answered, or an error
-// message followed by a retry entry (the retry was owed).
+// message with a retry mark (the retry was owed).
 func (a *actor) needsRecovery() bool {
 	path, _ := a.st.Path(context.Background())
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		if e.Type == events.EntryTurnInterrupted {
 			return false
-		}
-		if e.Type == events.EntryRetry {
-			return true // cut during a back-off or the compaction before a retry
 		}
 		if e.Type != events.EntryMessage || e.Message == nil {
 			continue
@@ -31,7 +28,9 @@ func (a *actor) needsRecovery() bool {
 		case events.RoleUser, events.RoleToolResult:
 			return true
 		case events.RoleAssistant:
-			return len(unanswered(path[i:])) > 0
+			// A retried error: cut during the back-off or the compaction
+			// before the retry.
+			return e.Retry != nil || len(unanswered(path[i:])) > 0
 		default:
 			return false
 		}

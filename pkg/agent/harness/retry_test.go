@@ -44,7 +44,7 @@ func TestRetryBacksOffExponentiallyAndContinues(t *testing.T) {
 			t.Fatalf("retry end = %+v", end)
 		}
 		got := summary(f.sess.Entries())
-		if got != "user:hi | assistant::error | retry | assistant::error | retry | assistant::error | retry | assistant:finally:stop" {
+		if got != "user:hi | assistant::error | assistant::error | assistant::error | assistant:finally:stop" {
 			t.Fatalf("session: %s", got)
 		}
 	})
@@ -115,7 +115,7 @@ func TestAbortCancelsTheRetryWait(t *testing.T) {
 		if d := time.Since(start); d != 0 {
 			t.Fatalf("the wait was not cancelled: %v", d)
 		}
-		if got := summary(f.sess.Entries()); got != "user:hi | assistant::error | retry | assistant::aborted" {
+		if got := summary(f.sess.Entries()); got != "user:hi | assistant::error | assistant::aborted" {
 			t.Fatalf("session: %s", got)
 		}
 		if f.p.Calls() != 1 {
@@ -157,7 +157,7 @@ func TestOverflowCompactsThenRetriesOnce(t *testing.T) {
 	if s := f.rec.of(events.EvCompactionEnd); len(s) != 1 || s[0].Compaction.Reason != "overflow" || s[0].Compaction.EntryID == "" {
 		t.Fatalf("compaction events = %+v", s)
 	}
-	if got := summary(f.sess.Entries()); got != "user:something big | assistant::error | retry | compaction | assistant:fits now:stop" {
+	if got := summary(f.sess.Entries()); got != "user:something big | assistant::error | compaction | assistant:fits now:stop" {
 		t.Fatalf("session: %s", got)
 	}
 }

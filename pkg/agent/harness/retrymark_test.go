@@ -2,7 +2,6 @@ package harness_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -12,35 +11,53 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
-// While the harness backs off, the log already says the run goes on: a
-// retry entry follows the error message, with the attempt and the delay.
+// While the harness backs off, the log already says the run goes on: the
+// error message is recorded with its retry mark (attempt, delay), in the
+// same entry, so nothing reading the log sees the error without it.
 func TestTheLogSaysARetryIsComing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, `{"rules":[
-			{"times":1,"reply":{"error":{"status":529,"message":"overloaded_error"}}},
+			{"times":2,"reply":{"error":{"status":529,"message":"overloaded_error"}}},
 			{"reply":{"text":"finally"}}]}`, harness.Config{})
 		done := f.prompt("hi")
-		synctest.Wait() // blocked in the back-off
+		synctest.Wait() // blocked in the first back-off
 		es := f.sess.Entries()
-		if got := summary(es); got != "user:hi | assistant::error | retry" {
+		if got := summary(es); got != "user:hi | assistant::error" {
+			f.h.Abort()
+			<-done
 			t.Fatalf("session while backing off: %s", got)
 		}
-		r := es[len(es)-1]
-		var d struct {
-			Attempt int   `json:"attempt"`
-			DelayMs int64 `json:"delayMs"`
-		}
-		if err := json.Unmarshal(r.Details, &d); err != nil || d.Attempt != 1 || d.DelayMs != 2000 ||
-			r.Code != events.RetryTransient || r.Reason != es[len(es)-2].Message.ErrorMessage {
-			t.Fatalf("retry entry %+v (details %s, %v)", r, r.Details, err)
+		if r := es[1].Retry; r == nil || *r != (events.RetryMark{Attempt: 1, DelayMs: 2000, Code: events.RetryTransient}) {
+			f.h.Abort()
+			<-done
+			t.Fatalf("error message recorded with retry mark %+v", r)
 		}
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if got := summary(f.sess.Entries()); got != "user:hi | assistant::error | retry | assistant:finally:stop" {
+		es = f.sess.Entries()
+		if got := summary(es); got != "user:hi | assistant::error | assistant::error | assistant:finally:stop" {
 			t.Fatalf("session: %s", got)
 		}
+		if r := es[2].Retry; r == nil || r.Attempt != 2 || r.DelayMs != 4000 || es[3].Retry != nil {
+			t.Fatalf("marks: %+v, %+v", es[2].Retry, es[3].Retry)
+		}
 	})
+}
+
+// An error that is not retried is recorded without a mark: it ends the run.
+func TestAnErrorNotRetriedHasNoMark(t *testing.T) {
+	f := newFixture(t, `{"rules":[{"reply":{"error":{"status":400,"message":"bad request"}}}]}`, harness.Config{})
+	if err := f.h.Prompt(context.Background(), user("hi")); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	es := f.sess.Entries()
+	if got := summary(es); got != "user:hi | assistant::error" || es[1].Retry != nil {
+		t.Fatalf("session: %s, mark %+v", got, es[1].Retry)
+	}
+	if ends := f.rec.of(events.EvMessageEnd); len(ends) != 2 || ends[1].Message.StopReason != events.StopError {
+		t.Fatalf("message_end events: %d", len(ends))
+	}
 }
 
 // A retry that is never made (the compaction before it failed) is closed
@@ -54,13 +71,13 @@ func TestARetryNeverMadeIsClosed(t *testing.T) {
 		t.Fatal("the run did not fail")
 	}
 	es := f.sess.Entries()
-	if got := summary(es); got != "user:hi | assistant::error | retry | turn_interrupted" {
+	if got := summary(es); got != "user:hi | assistant::error | turn_interrupted" {
 		t.Fatalf("session: %s", got)
 	}
-	if r := es[2]; r.Code != events.RetryOverflow {
-		t.Fatalf("retry entry %+v", r)
+	if r := es[1].Retry; r == nil || r.Code != events.RetryOverflow {
+		t.Fatalf("error message mark %+v", r)
 	}
-	if last := es[3]; !strings.Contains(last.Reason, "the compactor is down") {
+	if last := es[2]; !strings.Contains(last.Reason, "the compactor is down") {
 		t.Fatalf("closing entry %+v does not say why", last)
 	}
 }

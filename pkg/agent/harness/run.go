@@ -158,6 +158,9 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 
 // onEvent records finished messages, then passes the event on.
 func (h *Harness) onEvent(ev events.Event) {
+	if h.holdError(ev) {
+		return // recorded once the harness decides whether it retries (retrymark.go)
+	}
 	if ev.Type == events.EvMessageEnd && h.run.writeErr == nil {
 		if err := h.appendMessage(h.run.writeCtx, *ev.Message); err != nil {
 			h.run.writeErr = err

@@ -69,10 +69,6 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 	case events.EntryTurnInterrupted:
 		s.Status = StatusIdle
 		return w.interrupt(s, e.Timestamp, ms)
-	case events.EntryRetry:
-		// The error message before it did not end the run: the model is
-		// called again (after a back-off or a compaction).
-		s.Status = StatusRunning
 	case events.EntryMessage:
 		s.Messages++
 		return w.message(s, seq, e)
@@ -119,6 +115,14 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 		case events.StopAborted:
 			s.Status = StatusIdle
 			return w.interrupt(s, ts, ms)
+		case events.StopError:
+			// An error the harness retries (the entry's retry mark) does
+			// not end the run: it backs off, or compacts, and calls the
+			// model again.
+			s.Status = StatusIdle
+			if e.Retry != nil {
+				s.Status = StatusRunning
+			}
 		default: // stop, length, error
 			s.Status = StatusIdle
 		}

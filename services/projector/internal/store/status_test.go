@@ -12,8 +12,8 @@ import (
 )
 
 // A session reads running from its prompt to the run's settling: an error
-// message followed by a retry entry (a back-off, or the compaction before
-// an overflow retry) is not the end; the reply after it, or a
+// message with a retry mark (a back-off, or the compaction before an
+// overflow retry follows) is not the end; the reply after it, or a
 // turn_interrupted entry closing a retry never made, is.
 func TestStatusStaysRunningThroughRetries(t *testing.T) {
 	db := openMem(t, vfs.NewMem())
@@ -40,25 +40,29 @@ func TestStatusStaysRunningThroughRetries(t *testing.T) {
 		}
 		log = append(log, synth.Msg{Subject: n.SessionSubject("s1"), Data: data})
 	}
-	assistant := func(stop events.StopReason, text string) events.Entry {
-		return events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleAssistant,
-			Content: events.TextContent(text), StopReason: stop, ErrorMessage: map[bool]string{true: "overloaded"}[stop == events.StopError]}}
+	assistant := func(stop events.StopReason, text string, retry *events.RetryMark) events.Entry {
+		m := &events.Message{Role: events.RoleAssistant, Content: events.TextContent(text), StopReason: stop}
+		if stop == events.StopError {
+			m.ErrorMessage = "overloaded"
+		}
+		return events.Entry{Type: events.EntryMessage, Message: m, Retry: retry}
 	}
-	retry := events.Entry{Type: events.EntryRetry, Reason: "overloaded", Code: events.RetryTransient}
+	user := func(text string) events.Entry {
+		return events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleUser, Content: events.TextContent(text)}}
+	}
 	steps := []struct {
 		entry events.Entry
 		want  string
 	}{
 		{events.Entry{Type: events.EntrySession, ID: "s1", Version: events.PiVersion, Model: "scripted/x"}, StatusIdle},
-		{events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("hi")}}, StatusRunning},
-		{assistant(events.StopError, ""), StatusIdle},
-		{retry, StatusRunning},
-		{assistant(events.StopError, ""), StatusIdle},
-		{retry, StatusRunning},
-		{assistant(events.StopEnd, "finally"), StatusIdle},
-		{events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("big")}}, StatusRunning},
-		{assistant(events.StopError, ""), StatusIdle},
-		{events.Entry{Type: events.EntryRetry, Reason: "prompt is too long", Code: events.RetryOverflow}, StatusRunning},
+		{user("hi"), StatusRunning},
+		{assistant(events.StopError, "", &events.RetryMark{Attempt: 1, DelayMs: 2000, Code: events.RetryTransient}), StatusRunning},
+		{assistant(events.StopError, "", &events.RetryMark{Attempt: 2, DelayMs: 4000, Code: events.RetryTransient}), StatusRunning},
+		{assistant(events.StopEnd, "finally", nil), StatusIdle},
+		{user("again"), StatusRunning},
+		{assistant(events.StopError, "", nil), StatusIdle}, // not retried: the end
+		{user("big"), StatusRunning},
+		{assistant(events.StopError, "", &events.RetryMark{Attempt: 1, Code: events.RetryOverflow}), StatusRunning},
 		{events.Entry{Type: events.EntryTurnInterrupted, Reason: "the run ended before the model was called again"}, StatusIdle},
 	}
 	for i, s := range steps {
