@@ -25,7 +25,7 @@ func newSessionCmd(e *env) *cobra.Command {
 	nw := &cobra.Command{Use: "new", Short: "create a session and print its id", Args: cobra.NoArgs}
 	id := nw.Flags().String("id", "", "session id (default: generated)")
 	model := nw.Flags().String("model", "", "model, provider/model (default: the orchestrator's)")
-	workspace := nw.Flags().String("workspace", "", "workspace, relative to the workspace root or absolute inside it (default: the session id)")
+	workspace := nw.Flags().String("workspace", "", "workspace: a path inside the workspace root, absolute or relative to it (default: <root>/<session id>)")
 	tools := nw.Flags().StringSlice("tools", nil, "tools the agent may use (default: every registered tool)")
 	system := nw.Flags().String("system-prompt", "", "system prompt")
 	nw.RunE = func(cmd *cobra.Command, _ []string) error {
