@@ -1,15 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/session"
-	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 func newAuditVerifyCmd() *cobra.Command {
@@ -17,17 +17,30 @@ func newAuditVerifyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify [ID]",
 		Short: "check the hash chain and tree of one session, or of every session",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			out := cmd.OutOrStdout()
-			var ids []string
-			if len(args) == 1 {
-				if err := sessionArg(args[0]); err != nil {
-					return err
-				}
-				ids = args
+		Long: `Read each session's entries as the stream stores them and check, here, that
+every entry's parent digest is the digest of the bytes before it, that the first
+entry is the session's header and that the entries form a tree. Through the
+gateway the bytes come from GET .../records (read from the stream, not a
+snapshot or read model) and every session is one the read model lists; with
+--nats they are read from NATS and every session is one the stream holds.`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		out := cmd.OutOrStdout()
+		var ids []string
+		if len(args) == 1 {
+			if err := sessionArg(args[0]); err != nil {
+				return err
 			}
+			ids = args
+		}
+		direct, err := lf.direct(cmd)
+		if err != nil {
+			return err
+		}
+		var verify func(sid string) (client.Verification, error)
+		if direct {
 			l, closeLog, err := lf.open(ctx, false)
 			if err != nil {
 				return err
@@ -37,59 +50,92 @@ func newAuditVerifyCmd() *cobra.Command {
 				if ids, err = l.Sessions(ctx); err != nil {
 					return err
 				}
-				slices.Sort(ids)
 			}
-			bad := 0
-			for _, sid := range ids {
-				problems, n, err := verifySession(cmd, l, sid)
-				if err != nil {
+			verify = func(sid string) (client.Verification, error) { return verifyFromNATS(ctx, l, sid) }
+		} else {
+			cl, err := clientFrom(cmd)
+			if err != nil {
+				return err
+			}
+			if ids == nil {
+				if ids, err = listAll(ctx, cl); err != nil {
 					return err
 				}
-				if len(problems) == 0 {
-					fmt.Fprintf(out, "ok   %s  %d entries\n", sid, n)
-					continue
-				}
-				bad++
-				for _, p := range problems {
-					fmt.Fprintf(out, "FAIL %s  %s\n", sid, p)
-				}
 			}
-			if bad > 0 {
-				return fmt.Errorf("audit: %d of %d sessions failed verification", bad, len(ids))
+			verify = func(sid string) (client.Verification, error) { return cl.VerifySession(ctx, sid) }
+		}
+		slices.Sort(ids)
+		bad := 0
+		for _, sid := range ids {
+			v, err := verify(sid)
+			if err != nil {
+				return err
 			}
-			return nil
-		},
+			if v.OK() {
+				fmt.Fprintf(out, "ok   %s  %d entries\n", sid, v.Entries)
+				continue
+			}
+			bad++
+			for _, p := range v.Problems {
+				fmt.Fprintf(out, "FAIL %s  %s\n", sid, p)
+			}
+		}
+		if bad > 0 {
+			return fmt.Errorf("audit: %d of %d sessions failed verification", bad, len(ids))
+		}
+		return nil
 	}
 	lf.add(c)
 	return c
 }
 
-// verifySession reads sid from the stream itself (not a snapshot) and
-// returns what is wrong with it and how many entries it has.
-func verifySession(cmd *cobra.Command, l *session.JetStreamLog, sid string) ([]string, int, error) {
-	recs, err := l.ReadStream(cmd.Context(), sid)
+// listAll returns the id of every session the read model lists. A session
+// whose activity changes while the pages are read moves to the front of
+// the listing, past where the reading is: a second look at the front, down
+// to the activity the first page began with, finds those.
+func listAll(ctx context.Context, cl *client.Client) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	newest := ""
+	for s, err := range cl.AllSessions(ctx, 1000) {
+		if err != nil {
+			return nil, err
+		}
+		if newest == "" {
+			newest = s.LastActivity
+		}
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			ids = append(ids, s.ID)
+		}
+	}
+	for s, err := range cl.AllSessions(ctx, 100) {
+		if err != nil {
+			return nil, err
+		}
+		if s.LastActivity < newest {
+			break
+		}
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids, nil
+}
+
+// verifyFromNATS reads sid from the stream itself (not a snapshot) and
+// checks it as the gateway path does.
+func verifyFromNATS(ctx context.Context, l *session.JetStreamLog, sid string) (client.Verification, error) {
+	recs, err := l.ReadStream(ctx, sid)
 	if errors.Is(err, session.ErrCorrupt) {
-		return []string{err.Error()}, 0, nil
+		return client.Verification{Session: sid, Problems: []client.Problem{{Kind: client.ProblemCorrupt, Detail: err.Error()}}}, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return client.Verification{}, err
 	}
 	if len(recs) == 0 {
-		return nil, 0, fmt.Errorf("session %s: %w", sid, session.ErrNotFound)
+		return client.Verification{}, fmt.Errorf("session %s: %w", sid, session.ErrNotFound)
 	}
-	var problems []string
-	for _, p := range session.VerifyChain(recs) {
-		problems = append(problems, p.Error())
-	}
-	entries := make([]events.Entry, len(recs))
-	for i := range recs {
-		entries[i] = recs[i].Entry
-	}
-	if h := entries[0]; h.Type != events.EntrySession || h.ID != sid {
-		problems = append(problems, fmt.Sprintf("the first entry is a %q entry %q, not the session's header", h.Type, h.ID))
-	}
-	if _, err := sessiontree.NewIndex(entries); err != nil {
-		problems = append(problems, err.Error())
-	}
-	return problems, len(recs), nil
+	return client.Verify(sid, fromSession(recs)), nil
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/spf13/cobra"
 )
@@ -66,14 +67,16 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 		return err
 	}
 	defer stop()
-	cl, _ := newClient(p.URL)
+	cl, err := client.New(p.URL)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "   gateway %s, NATS %s\n\n", p.URL, p.NATS)
 
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("demo-%d", i+1)
-		var out struct{ ID string }
-		if err := cl.do(ctx, "POST", "/v1/sessions?wait=applied", map[string]any{"id": ids[i]}, &out); err != nil {
+		if _, err := cl.CreateSession(ctx, client.CreateSession{ID: ids[i]}, client.WaitApplied()); err != nil {
 			return fmt.Errorf("create %s: %w", ids[i], err)
 		}
 	}
@@ -108,16 +111,8 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 	}
 
 	fmt.Fprintf(w, "== Sessions, from the projector's read model\n")
-	var list struct {
-		Sessions []struct {
-			ID, Status   string
-			Entries      int
-			Messages     int
-			ToolCalls    int
-			LastActivity string
-		}
-	}
-	if err := cl.do(ctx, "GET", "/v1/sessions", nil, &list); err != nil {
+	list, err := cl.ListSessions(ctx, client.ListSessions{})
+	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -161,18 +156,13 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 	bw.Flush()
 
 	fmt.Fprintf(w, "\n== Audit of %s's tool calls, from the projector\n", ids[0])
-	var audit struct {
-		ToolCalls []struct {
-			Tool, Outcome, Started, ArgsDigest string
-			DurationMs                         int64
-		}
-	}
-	if err := waitAudit(ctx, cl, ids[0], &audit.ToolCalls); err != nil {
+	calls, err := waitAudit(ctx, cl, ids[0])
+	if err != nil {
 		return err
 	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tOUTCOME\tDURATION\tSTARTED\tARGUMENTS DIGEST")
-	for _, c := range audit.ToolCalls {
+	for _, c := range calls {
 		fmt.Fprintf(tw, "%s\t%s\t%dms\t%s\t%.23s…\n", c.Tool, c.Outcome, c.DurationMs, c.Started, c.ArgsDigest)
 	}
 	tw.Flush()
@@ -182,22 +172,19 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 
 // waitAudit reads a session's tool-call audit once the projector has caught
 // up with every call of the demo (each prompt of the script makes some).
-func waitAudit[T any](ctx context.Context, cl *client, sid string, calls *[]T) error {
+func waitAudit(ctx context.Context, cl *client.Client, sid string) ([]client.ToolCall, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var out struct {
-			ToolCalls []T `json:"toolCalls"`
+		page, err := cl.ToolCalls(ctx, client.ToolCallFilter{Session: sid})
+		if err != nil {
+			return nil, err
 		}
-		if err := cl.do(ctx, "GET", "/v1/audit/tool-calls?session="+sid, nil, &out); err != nil {
-			return err
-		}
-		if len(out.ToolCalls) >= 5 || time.Now().After(deadline) {
-			*calls = out.ToolCalls
-			return nil
+		if len(page.ToolCalls) >= 5 || time.Now().After(deadline) {
+			return page.ToolCalls, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

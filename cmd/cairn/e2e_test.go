@@ -61,17 +61,25 @@ const e2eScript = `{
 }`
 
 type upProcess struct {
-	url string
-	cmd *exec.Cmd
+	url  string
+	cmd  *exec.Cmd
+	data string // its --data directory
+	nats string // its embedded NATS server's client URL
 }
 
 // startUp runs `cairn up` on free ports and waits until it serves.
 func startUp(t *testing.T) *upProcess {
 	t.Helper()
+	return startUpWith(t, e2eScript)
+}
+
+// startUpWith is startUp with the scripted model's script.
+func startUpWith(t *testing.T, scriptJSON string) *upProcess {
+	t.Helper()
 	bin := cairnBinary(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.json")
-	if err := os.WriteFile(script, []byte(e2eScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(scriptJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "up", "--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0",
@@ -95,10 +103,12 @@ func startUp(t *testing.T) *upProcess {
 	// "cairn is up: API http://127.0.0.1:PORT, NATS ..."
 	_, rest, _ := strings.Cut(line, "API ")
 	url, _, _ := strings.Cut(rest, ",")
-	if !strings.HasPrefix(url, "http://") {
+	_, rest, _ = strings.Cut(rest, "NATS ")
+	natsURL, _, _ := strings.Cut(rest, ",")
+	if !strings.HasPrefix(url, "http://") || !strings.HasPrefix(natsURL, "nats://") {
 		t.Fatalf("unexpected first line %q", line)
 	}
-	return &upProcess{url: url, cmd: cmd}
+	return &upProcess{url: url, cmd: cmd, data: filepath.Join(dir, "data"), nats: natsURL}
 }
 
 func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[string]any) {

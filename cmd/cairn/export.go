@@ -15,11 +15,33 @@ func newExportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export ID",
 		Short: "export a session as a pi v3 file or as Cairn's JSON lines",
-		Args:  cobra.ExactArgs(1),
+		Long: `Write session ID to stdout: --format pi (default) as a pi v3 session file,
+--format jsonl as Cairn's entries one a line, parent digests included. Through
+the gateway, jsonl entries are the stored bytes (large parts as blob
+references); with --nats they are the entries with large parts restored.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if format != "pi" && format != "jsonl" {
 				return usagef("--format must be pi or jsonl, got %q", format)
+			}
+			if err := sessionArg(args[0]); err != nil {
+				return err
+			}
+			direct, err := lf.direct(cmd)
+			if err != nil {
+				return err
+			}
+			if !direct {
+				cl, err := clientFrom(cmd)
+				if err != nil {
+					return err
+				}
+				w := bufio.NewWriter(e.stdout)
+				if err := cl.Export(ctx, args[0], format, w); err != nil {
+					return err
+				}
+				return w.Flush()
 			}
 			s, closeLog, err := lf.load(ctx, args[0])
 			if err != nil {

@@ -21,7 +21,12 @@ func newGatewayCmd(e *env) *cobra.Command {
 	natsURL := addNATSFlag(c)
 	addr := c.Flags().String("http", "127.0.0.1:8080", "HTTP listen address")
 	projector := c.Flags().String("projector", envOr("CAIRN_PROJECTOR", ""), "projector query URL; read queries are proxied there (env CAIRN_PROJECTOR)")
+	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create with a workspace outside it is refused at once (unset: the orchestrator checks)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		wsRoot, err := absRoot(*root)
+		if err != nil {
+			return err
+		}
 		var queries http.Handler
 		if *projector != "" {
 			u, err := url.Parse(*projector)
@@ -40,7 +45,7 @@ func newGatewayCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, Logger: log})
+		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, WorkspaceRoot: wsRoot, Logger: log})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -16,7 +17,11 @@ func newImportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import FILE",
 		Short: "import a pi session file (v1-v3) into the log",
-		Args:  cobra.ExactArgs(1),
+		Long: `Write the pi session file FILE (versions 1 to 3, migrated to 3) as a new
+session, under --id or the file's own id, and print the id. A session of that id
+that exists already is refused. The file is checked here first, so a mistake is
+named with its line before anything is sent.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if id != "" {
@@ -24,12 +29,15 @@ func newImportCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			f, err := os.Open(args[0])
+			direct, err := lf.direct(cmd)
 			if err != nil {
 				return err
 			}
-			header, entries, err := events.ReadPiFile(f)
-			f.Close()
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			header, entries, err := events.ReadPiFile(bytes.NewReader(data))
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -38,6 +46,18 @@ func newImportCmd(e *env) *cobra.Command {
 			}
 			if err := events.ValidateSessionID(header.ID); err != nil {
 				return fmt.Errorf("%s: the header's %w; choose one with --id", args[0], err)
+			}
+			if !direct {
+				cl, err := clientFrom(cmd)
+				if err != nil {
+					return err
+				}
+				out, err := cl.Import(ctx, bytes.NewReader(data), id)
+				if err != nil {
+					return fmt.Errorf("import %s: %w", header.ID, err)
+				}
+				fmt.Fprintln(e.stdout, out.ID)
+				return nil
 			}
 			l, closeLog, err := lf.open(ctx, true)
 			if err != nil {

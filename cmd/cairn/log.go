@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 )
@@ -19,16 +20,21 @@ func newLogCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log ID",
 		Short: "print a session's log, one entry a line",
-		Args:  cobra.ExactArgs(1),
+		Long: `Print session ID's entries in log order: sequence, time, type, id, parent and
+a short description, or with --json one {seq, digest, entry} a line. Through the
+gateway the entries are read from the stream as stored (GET .../records), and
+each digest is computed here from the stored bytes.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			s, closeLog, err := lf.load(ctx, args[0])
+			if err := sessionArg(args[0]); err != nil {
+				return err
+			}
+			recs, err := lf.records(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			defer closeLog()
 			w := bufio.NewWriter(e.stdout)
-			for _, r := range s.Records() {
+			for _, r := range recs {
 				if asJSON {
 					line, err := json.Marshal(logLine{Seq: r.Seq, Digest: r.Digest, Entry: r.Entry})
 					if err != nil {
@@ -38,7 +44,7 @@ func newLogCmd(e *env) *cobra.Command {
 					w.WriteByte('\n')
 					continue
 				}
-				writeLogLine(w, r)
+				writeLogLine(w, r.Seq, &r.Entry)
 			}
 			return w.Flush()
 		},
@@ -46,6 +52,37 @@ func newLogCmd(e *env) *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON lines: {seq, digest, entry}")
 	lf.add(c)
 	return c
+}
+
+// records returns session sid's records: through the gateway as the stream
+// stores them, or with --nats as the log loads them (large parts restored).
+func (f *logFlags) records(cmd *cobra.Command, sid string) ([]client.Record, error) {
+	direct, err := f.direct(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if !direct {
+		cl, err := clientFrom(cmd)
+		if err != nil {
+			return nil, err
+		}
+		return cl.Records(cmd.Context(), sid)
+	}
+	s, closeLog, err := f.load(cmd.Context(), sid)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLog()
+	return fromSession(s.Records()), nil
+}
+
+// fromSession converts the log's records to the SDK's.
+func fromSession(recs []session.Record) []client.Record {
+	out := make([]client.Record, len(recs))
+	for i, r := range recs {
+		out[i] = client.Record{Seq: r.Seq, Data: r.Data, Digest: r.Digest, Entry: r.Entry}
+	}
+	return out
 }
 
 // logLine is one line of `cairn log --json`.
@@ -57,13 +94,12 @@ type logLine struct {
 
 // writeLogLine writes one record for people: sequence, time, type, id,
 // parent and a short description.
-func writeLogLine(w io.Writer, r session.Record) {
-	e := &r.Entry
+func writeLogLine(w io.Writer, seq uint64, e *events.Entry) {
 	parent := "-"
 	if e.ParentID != nil {
 		parent = *e.ParentID
 	}
-	fmt.Fprintf(w, "%6d  %s  %-18s %-16s <- %-16s %s\n", r.Seq, e.Timestamp, e.Type, e.ID, parent, describe(e))
+	fmt.Fprintf(w, "%6d  %s  %-18s %-16s <- %-16s %s\n", seq, e.Timestamp, e.Type, e.ID, parent, describe(e))
 }
 
 // describe says in a few words what an entry holds.

@@ -209,7 +209,9 @@ func TestLogCommandsRefuseBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"log", "x"}, 2, "--nats URL is required"},
+		{[]string{"log", "x", "--server", "localhost:8080"}, 2, "--server"},
+		{[]string{"log", "x", "--prefix", "other"}, 2, "--prefix applies with --nats only"},
+		{[]string{"replay", "x", "--until", "0", "--nats", url}, 2, "starts at 1"},
 		{[]string{"log", "bad id", "--nats", url}, 2, "session id"},
 		{[]string{"export", "x", "--format", "xml", "--nats", url}, 2, "--format must be pi or jsonl"},
 		{[]string{"tree", "nobody", "--nats", url}, 1, "does not exist"},

@@ -12,27 +12,38 @@ import (
 	"github.com/cairn-agents/cairn/pkg/session"
 )
 
-// logFlags are the flags of the commands that work on the session log
-// directly: import, export, log, tree, audit verify.
+// logFlags are the flags of the client commands that work on the session
+// log: import, export, log, tree, audit verify, replay. They talk to the
+// gateway at --server like every client command; --nats makes them work on
+// NATS directly instead, for operators and before a gateway exists
+// (DESIGN §7). CAIRN_NATS is not read here: going around the gateway is
+// asked for on the command line.
 type logFlags struct {
 	nats   string
 	prefix string
 }
 
 func (f *logFlags) add(c *cobra.Command) {
-	c.Flags().StringVar(&f.nats, "nats", envOr("CAIRN_NATS", ""), "NATS server URL to work on the log directly (env CAIRN_NATS)")
-	c.Flags().StringVar(&f.prefix, "prefix", events.DefaultPrefix, "namespace of the streams and buckets")
+	c.Flags().StringVar(&f.nats, "nats", "", "work on the log on this NATS server directly instead of through the gateway (operators)")
+	c.Flags().StringVar(&f.prefix, "prefix", events.DefaultPrefix, "namespace of the streams and buckets (with --nats)")
 }
 
-// open connects to NATS and opens the session log; create says whether a
-// missing stream may be created. The returned func closes the connection.
-func (f *logFlags) open(ctx context.Context, create bool) (*session.JetStreamLog, func(), error) {
+// direct reports whether the command works on NATS, not the gateway.
+func (f *logFlags) direct(cmd *cobra.Command) (bool, error) {
 	if f.nats == "" {
-		return nil, nil, usagef("--nats URL is required: the gateway client for this command is not built yet")
+		if cmd.Flags().Changed("prefix") {
+			return false, usagef("--prefix applies with --nats only; the gateway knows its own")
+		}
+		return false, nil
 	}
 	if err := events.ValidatePrefix(f.prefix); err != nil {
-		return nil, nil, usagef("--prefix: %v", err)
+		return false, usagef("--prefix: %v", err)
 	}
+	return true, nil
+}
+
+// connect connects to NATS (--nats). The returned func closes the connection.
+func (f *logFlags) connect() (jetstream.JetStream, func(), error) {
 	nc, err := nats.Connect(f.nats, nats.Name("cairn cli"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", f.nats, err)
@@ -42,12 +53,22 @@ func (f *logFlags) open(ctx context.Context, create bool) (*session.JetStreamLog
 		nc.Close()
 		return nil, nil, err
 	}
-	l, err := session.NewJetStreamLog(ctx, js, session.WithNames(events.Names{Prefix: f.prefix}), session.WithCreate(create))
+	return js, nc.Close, nil
+}
+
+// open connects to NATS and opens the session log; create says whether a
+// missing stream may be created. The returned func closes the connection.
+func (f *logFlags) open(ctx context.Context, create bool) (*session.JetStreamLog, func(), error) {
+	js, closeConn, err := f.connect()
 	if err != nil {
-		nc.Close()
 		return nil, nil, err
 	}
-	return l, nc.Close, nil
+	l, err := session.NewJetStreamLog(ctx, js, session.WithNames(events.Names{Prefix: f.prefix}), session.WithCreate(create))
+	if err != nil {
+		closeConn()
+		return nil, nil, err
+	}
+	return l, closeConn, nil
 }
 
 // sessionArg validates a session id given on the command line.
@@ -62,9 +83,6 @@ func sessionArg(id string) error {
 // argument), saying clearly when it does not exist. The returned func closes
 // the connection.
 func (f *logFlags) load(ctx context.Context, sid string) (*session.Session, func(), error) {
-	if err := sessionArg(sid); err != nil {
-		return nil, nil, err
-	}
 	l, closeLog, err := f.open(ctx, false)
 	if err != nil {
 		return nil, nil, err

@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 
-	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/spf13/cobra"
 )
 
@@ -24,15 +23,11 @@ func newNavigateCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		body := map[string]any{"type": events.CmdNavigate, "entryId": args[1], "summarize": *summarize}
-		if *instructions != "" {
-			body["instructions"] = *instructions
-		}
-		var out struct {
-			CommandID  string
-			EditorText string
-		}
-		if err := cl.do(cmd.Context(), "POST", "/v1/sessions/"+url.PathEscape(args[0])+"/commands?wait=applied", body, &out); err != nil {
+		entry := args[1]
+		nav := client.Navigate(&entry)
+		nav.Summarize, nav.Instructions = *summarize, *instructions
+		out, err := cl.Send(cmd.Context(), args[0], nav, client.WaitApplied())
+		if err != nil {
 			return err
 		}
 		fmt.Fprintln(e.stdout, out.CommandID)

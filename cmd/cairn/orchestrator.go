@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -22,8 +23,13 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 	instance := c.Flags().String("instance", "", "this instance's name among orchestrators (default host-pid)")
 	addr := c.Flags().String("http", "", "address of /healthz, /readyz and /metrics (default none)")
 	leaseTTL := c.Flags().Duration("lease-ttl", 5*time.Second, "how long a dead instance keeps its sessions")
+	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create's workspace must lie inside it (unset: only relative workspaces)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := newLogger(e, "orchestrator")
+		wsRoot, err := absRoot(*root)
+		if err != nil {
+			return err
+		}
 		nc, js, err := connectNATS(*natsURL, "cairn-orchestrator")
 		if err != nil {
 			return err
@@ -39,7 +45,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		}
 		reg := prometheus.NewRegistry()
 		o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: models, DefaultModel: *model,
-			Instance: *instance, LeaseTTL: *leaseTTL, Registerer: reg, Logger: log})
+			Instance: *instance, LeaseTTL: *leaseTTL, WorkspaceRoot: wsRoot, Registerer: reg, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -81,4 +87,22 @@ func serveOps(ctx context.Context, addr string, ready func() bool, gatherer prom
 		return err
 	}
 	return nil
+}
+
+// addWorkspaceRootFlag adds --workspace-root (env CAIRN_WORKSPACE_ROOT),
+// the toolrunner's flag, to a service that checks workspaces.
+func addWorkspaceRootFlag(c *cobra.Command, usage string) *string {
+	return c.Flags().String("workspace-root", envOr("CAIRN_WORKSPACE_ROOT", ""), usage+" (env CAIRN_WORKSPACE_ROOT)")
+}
+
+// absRoot makes a workspace root absolute ("" stays unset).
+func absRoot(root string) (string, error) {
+	if root == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", usagef("--workspace-root: %v", err)
+	}
+	return abs, nil
 }

@@ -100,6 +100,11 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err := os.MkdirAll(cfg.WorkspaceRoot, 0o750); err != nil {
 		return nil, err
 	}
+	root, err := filepath.Abs(cfg.WorkspaceRoot)
+	if err != nil {
+		return nil, err
+	}
+	cfg.WorkspaceRoot = root
 	log := cfg.Logger
 	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.SyncAlways})
 	if err != nil {
@@ -138,7 +143,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		return fail(err)
 	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
-		Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second})
+		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second})
 	if err != nil {
 		return fail(err)
 	}
@@ -147,7 +152,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
-	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(), Logger: log.With("service", "gateway")})
+	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(),
+		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway")})
 	if err != nil {
 		proj.Close()
 		return fail(err)

@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +24,8 @@ func newRunCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// An embedded platform's workspace root is the current directory.
+		embedded := false
 		if !gatewayAnswers(ctx, cl) {
 			// The current directory is the workspace root and the workspace.
 			cwd, err := os.Getwd()
@@ -41,40 +42,28 @@ func newRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer stop()
-			cl, _ = newClient(p.URL)
-			cl.remote = false
+			if cl, err = client.New(p.URL); err != nil {
+				return err
+			}
+			embedded = true
 		}
-		var out struct{ ID string }
-		body := map[string]any{"model": *model}
-		if !gatewayIsRemote(cl) {
-			body["workspace"] = "."
+		req := client.CreateSession{Model: *model}
+		if embedded {
+			req.Workspace = "."
 		}
-		if err := cl.do(ctx, "POST", "/v1/sessions?wait=applied", body, &out); err != nil {
+		out, err := cl.CreateSession(ctx, req, client.WaitApplied())
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "session %s\n", out.ID)
-		return promptAndFollow(ctx, cl, e.stdout, out.ID, args[0], "reject")
+		fmt.Fprintf(e.stderr, "session %s\n", out.SessionID)
+		return promptAndFollow(ctx, cl, e.stdout, out.SessionID, args[0], "reject")
 	}
 	return c
 }
 
 // gatewayAnswers reports whether a gateway answers /healthz quickly.
-func gatewayAnswers(ctx context.Context, cl *client) bool {
+func gatewayAnswers(ctx context.Context, cl *client.Client) bool {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", cl.base+"/healthz", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := cl.http.Do(req)
-	if err != nil {
-		return false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == 200
+	return cl.Health(ctx) == nil
 }
-
-// gatewayIsRemote is false for the embedded platform cairn run starts,
-// whose workspace root is the current directory.
-func gatewayIsRemote(cl *client) bool { return cl.remote }

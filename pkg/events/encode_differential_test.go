@@ -327,7 +327,7 @@ func FuzzEncodeValues(f *testing.F) {
 				Cwd: s, ParentSession: s, Model: s, ThinkingLevel: s, SystemPrompt: s, Tools: []string{s, key}, Labels: map[string]string{s: key, key: s},
 				Tenant: s, Message: &msgs[1], Provider: s, ModelID: s, Summary: s, FirstKeptEntryID: s, TokensBefore: n, FromID: s,
 				Details: rawMsg, FromHook: true, TargetID: &key, Label: s, CustomType: s, Data: rawMsg, Content: msgs[0].Content,
-				Display: true, Name: s, Reason: s, Code: s, Extra: extra}
+				Display: true, Name: s, Reason: s, Code: s, Extra: extra, Retry: &RetryMark{Attempt: int(n), DelayMs: n, Code: s}}
 			encodeAgree(t, pairs["entry"], &e)
 		}
 		ev := Event{Type: s, SessionID: s, Seq: uint64(n), Time: s, Message: &msgs[1], Delta: &Delta{Kind: s, ContentIndex: int(n), Delta: s, ToolCallID: s, ToolName: s},

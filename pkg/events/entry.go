@@ -27,6 +27,25 @@ const (
 	EntryCommandRejected = "command_rejected"
 )
 
+// RetryMark is the mark of an error message the harness retries (the entry's
+// "retry" member, Cairn's): the run goes on after it, the failed model
+// call being made again, after a back-off for a transient error or after
+// compacting the context for an overflow. The mark is in the message's own
+// entry, so no reader of the log ever sees the error without it. The run
+// is not settled until a later assistant message or a turn_interrupted
+// entry.
+type RetryMark struct {
+	Attempt int    // 1 for the first retry
+	DelayMs int64  // the back-off; 0 when the retry follows a compaction
+	Code    string // RetryTransient or RetryOverflow
+}
+
+// Codes of a retry mark.
+const (
+	RetryTransient = "transient" // overload, rate limit, 5xx, network: after a back-off
+	RetryOverflow  = "overflow"  // the context overflowed: after a compaction
+)
+
 // PiVersion is the pi session format version Cairn's entries follow.
 const PiVersion = 3
 
@@ -68,6 +87,7 @@ type Entry struct {
 
 	// message
 	Message *Message
+	Retry   *RetryMark // an error message that is retried (Cairn)
 
 	// model_change
 	Provider string
@@ -153,6 +173,14 @@ func (e *Entry) write(w *jsonWriter) {
 			w.b = append(w.b, "null"...)
 		} else {
 			e.Message.write(w)
+		}
+		if r := e.Retry; r != nil {
+			w.key("retry")
+			n := w.begin()
+			w.int("attempt", int64(r.Attempt))
+			w.optInt("delayMs", r.DelayMs)
+			w.str("code", r.Code)
+			w.end(n)
 		}
 	case EntryModelChange:
 		w.str("provider", e.Provider)
@@ -280,6 +308,14 @@ func (e *Entry) decode(data []byte) error {
 			}
 			return nil
 		})
+		r.object("retry", false, func(b []byte, p path) error {
+			rt, err := decodeRetry(b, p)
+			if err == nil && (e.Message == nil || e.Message.StopReason != StopError) {
+				err = fieldErr(p.String(), "marks only an assistant message that stopped with an error")
+			}
+			e.Retry = rt
+			return err
+		})
 	case EntryModelChange:
 		e.Provider = r.str("provider", true)
 		e.ModelID = r.str("modelId", true)
@@ -332,4 +368,22 @@ func (e *Entry) decode(data []byte) error {
 	}
 	e.Extra = r.rest()
 	return nil
+}
+
+func decodeRetry(b []byte, p path) (*RetryMark, error) {
+	var v struct {
+		Attempt *int   `json:"attempt"`
+		DelayMs int64  `json:"delayMs"`
+		Code    string `json:"code"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fieldErr(p.String(), "must be an object {attempt, delayMs, code}")
+	}
+	if v.Attempt == nil || *v.Attempt < 1 {
+		return nil, fieldErr(p.key("attempt").String(), "is required (1 or more)")
+	}
+	if v.Code == "" {
+		return nil, fieldErr(p.key("code").String(), "is required")
+	}
+	return &RetryMark{Attempt: *v.Attempt, DelayMs: v.DelayMs, Code: v.Code}, nil
 }

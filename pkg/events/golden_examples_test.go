@@ -94,6 +94,13 @@ func exampleEntries() map[string]Entry {
 		e.Message = &m
 		out[EntryMessage+"-"+role] = e
 	}
+	// An error message the harness retries carries its mark.
+	r := exampleEntry(EntryMessage)
+	r.V = SchemaVersion
+	r.Message = &Message{Role: RoleAssistant, API: "anthropic-messages", Provider: "anthropic", Model: "claude-x",
+		Content: Content{Blocks: []Block{}}, StopReason: StopError, ErrorMessage: "529 overloaded_error", Timestamp: 1772600767089}
+	r.Retry = &RetryMark{Attempt: 1, DelayMs: 2000, Code: RetryTransient}
+	out["message-retried"] = r
 	// Fields Cairn does not model survive, in key order after the known ones.
 	x := exampleEntry(EntryCustom)
 	x.Extra = Extra{"piFuture": json.RawMessage(`{"a":[1,2]}`), "alpha": json.RawMessage(`true`)}

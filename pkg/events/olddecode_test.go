@@ -450,6 +450,27 @@ func oldDecodeEntryInto(e *Entry, data []byte) error {
 			}
 			return nil
 		})
+		r.object("retry", false, func(b []byte, p string) error {
+			var v struct {
+				Attempt *int   `json:"attempt"`
+				DelayMs int64  `json:"delayMs"`
+				Code    string `json:"code"`
+			}
+			if err := json.Unmarshal(b, &v); err != nil {
+				return fieldErr(p, "must be an object {attempt, delayMs, code}")
+			}
+			if v.Attempt == nil || *v.Attempt < 1 {
+				return fieldErr(p+".attempt", "is required (1 or more)")
+			}
+			if v.Code == "" {
+				return fieldErr(p+".code", "is required")
+			}
+			e.Retry = &RetryMark{Attempt: *v.Attempt, DelayMs: v.DelayMs, Code: v.Code}
+			if e.Message == nil || e.Message.StopReason != StopError {
+				return fieldErr(p, "marks only an assistant message that stopped with an error")
+			}
+			return nil
+		})
 	case EntryModelChange:
 		e.Provider = r.str("provider", true)
 		e.ModelID = r.str("modelId", true)

@@ -355,6 +355,14 @@ func oldEncodeEntry(e Entry) ([]byte, error) {
 		w.optStr("tenant", e.Tenant)
 	case EntryMessage:
 		w.value("message", (*oldMessage)(e.Message))
+		if r := e.Retry; r != nil {
+			type mark struct {
+				Attempt int    `json:"attempt"`
+				DelayMs int64  `json:"delayMs,omitempty"`
+				Code    string `json:"code"`
+			}
+			w.value("retry", mark{r.Attempt, r.DelayMs, r.Code})
+		}
 	case EntryModelChange:
 		w.str("provider", e.Provider)
 		w.str("modelId", e.ModelID)

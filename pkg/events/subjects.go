@@ -59,6 +59,18 @@ func (n Names) ToolsBucket() string { return n.p() + "_tools" }
 // call before executing it, so a redelivered non-idempotent call is not run twice.
 func (n Names) ToolStartsBucket() string { return n.p() + "_toolstarts" }
 
+// OutcomesBucket is the KV bucket where the orchestrator records the
+// [Outcome] of a command no log entry can name (refused where the session
+// has no log: a refused create, a command to a session that does not
+// exist; or applied with nothing written: a navigation to the active
+// leaf), under [OutcomeKey]; the gateway reads it for ?wait=applied and
+// the command status. Its keys expire like the commands they answer.
+func (n Names) OutcomesBucket() string { return n.p() + "_outcomes" }
+
+// OutcomeKey is the key of command commandID of session sid in
+// [Names.OutcomesBucket]; both must be valid ids.
+func OutcomeKey(sid, commandID string) string { return sid + "." + commandID }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 

@@ -14,20 +14,23 @@ func LeasesBucket(n events.Names) string { return prefix(n) + "_leases" }
 // CheckpointsBucket is the KV bucket of per-partition command checkpoints.
 func CheckpointsBucket(n events.Names) string { return prefix(n) + "_checkpoints" }
 
-// NoEffectKey is the key, in the checkpoints bucket, recording that the
-// orchestrator consumed command commandID of session sid without writing
-// any entry (a navigation to the active leaf, which writes nothing, as in
-// pi): no entry names such a command, so the log alone cannot say it was
-// applied. The gateway reads it to report the command applied.
-func NoEffectKey(sid, commandID string) string { return "noop." + sid + "." + commandID }
+// OutcomesBucket configures the bucket of outcomes without a log entry
+// ([events.Names.OutcomesBucket], [events.Outcome]): its keys expire after
+// maxAge, the commands stream's max age, so an outcome is kept as long as
+// the command it answers.
+func OutcomesBucket(n events.Names, replicas int, maxAge time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.OutcomesBucket(), TTL: maxAge, History: 1, Replicas: replicas,
+		Description: "Cairn commands no log entry names (refused without a log, applied with no effect), by <sid>.<command id>"}
+}
 
-// OrchestratorBuckets configures the orchestrator's two KV buckets. On a
-// cluster they need the same replicas as the streams: an R1 bucket on a lost
-// node stalls every orchestrator. The orchestrator keeps the replicas it
+// OrchestratorBuckets configures the orchestrator's KV buckets: leases,
+// checkpoints and outcomes. On a cluster they need the same replicas as the
+// streams: an R1 bucket on a lost node stalls every orchestrator. The orchestrator keeps the replicas it
 // finds when it adjusts the leases bucket's TTL at start.
 func OrchestratorBuckets(n events.Names, replicas int, leaseTTL time.Duration) []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
 		{Bucket: LeasesBucket(n), TTL: leaseTTL, History: 1, Replicas: replicas, Description: "Cairn partition leases"},
 		{Bucket: CheckpointsBucket(n), History: 1, Replicas: replicas, Description: "Cairn command checkpoints, one per partition"},
+		OutcomesBucket(n, replicas, CommandsMaxAge),
 	}
 }

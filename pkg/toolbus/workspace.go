@@ -5,27 +5,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-agents/cairn/pkg/workspace"
 )
 
 // resolveWorkspace returns the directory a call of session sid runs in: ws
-// inside root (absolute, or relative to root; "" means root/sid), created if
-// missing, symlinks resolved. Anything outside root is refused.
+// inside root by pkg/workspace's rule (absolute, or relative to root, as a
+// session entry records it; "" means root/sid), created if missing,
+// symlinks resolved. Anything outside root is refused.
 func resolveWorkspace(root, sid, ws string) (string, error) {
-	var p string
-	switch {
-	case ws == "":
-		p = filepath.Join(root, sid)
-	case filepath.IsAbs(ws):
-		p = filepath.Clean(ws)
-	default:
-		p = filepath.Join(root, ws)
+	rel, err := workspace.Rel(root, sid, ws)
+	if err != nil {
+		return "", err
 	}
-	if !within(root, p) {
-		return "", fmt.Errorf("workspace %q is outside the workspace root %s", ws, root)
-	}
+	p := filepath.Join(root, rel)
 	if err := os.MkdirAll(p, 0o755); err != nil {
 		return "", fmt.Errorf("workspace %q: %w", ws, err)
 	}
+	// Resolved again now that it exists: a symlink made since the session
+	// was created does not lead out either.
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return "", fmt.Errorf("workspace root %s: %w", root, err)

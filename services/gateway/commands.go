@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // createRequest is the body of POST /v1/sessions.
@@ -37,7 +36,11 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: "+err.Error())
+			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: "+describeJSONErr(err))
+			return
+		}
+		if dec.More() {
+			writeError(w, http.StatusBadRequest, codeInvalid, "invalid body: one JSON object expected, found more after it")
 			return
 		}
 	}
@@ -54,6 +57,10 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 	cmd := events.Command{V: events.SchemaVersion, ID: req.CommandID, Type: events.CmdCreate, SessionID: req.ID,
 		Model: req.Model, SystemPrompt: req.SystemPrompt, Tools: req.Tools, Workspace: req.Workspace}
 	if err := cmd.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	if err := g.check(&cmd); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
 	}
@@ -88,6 +95,9 @@ func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	filled, _ := json.Marshal(fields)
 	cmd, err := events.DecodeCommand(filled)
+	if err == nil {
+		err = g.check(&cmd)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
@@ -111,18 +121,15 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 			return
 		}
 	}
-	var sub *fanout.Sub
-	var noEffect jetstream.KeyWatcher
+	var sub, outcome *fanout.Sub
 	if wait == "applied" {
-		// Subscribe before storing the command, so its effect cannot slip by.
+		// Subscribe before storing the command, so its effect cannot slip
+		// by: an entry naming it in the log, or its refusal where the
+		// session has no log, or its outcome when it writes nothing (outcomes.go).
 		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(cmd.SessionID))
 		defer sub.Close()
-		if cmd.Type == events.CmdNavigate {
-			// A navigation to the active leaf writes no entry (runstatus.go).
-			if noEffect = g.watchNoEffect(r.Context(), cmd.SessionID, cmd.ID); noEffect != nil {
-				defer noEffect.Stop()
-			}
-		}
+		outcome = g.outcomeFeed.Subscribe(g.outcomes.subject(cmd.SessionID, cmd.ID))
+		defer outcome.Close()
 	}
 	data, err := json.Marshal(cmd)
 	if err != nil {
@@ -149,31 +156,33 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeJSON(w, status, resp)
 		return
 	}
-	g.awaitApplied(w, r.Context(), sub, noEffect, cmd, resp)
+	g.awaitApplied(w, r.Context(), sub, outcome, cmd, resp)
 }
 
 // awaitApplied waits for the first log entry naming the command, or for
-// the record that it was applied with no effect (noEffect, if not nil).
-func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *fanout.Sub, noEffect jetstream.KeyWatcher, cmd events.Command, resp map[string]any) {
+// its outcome recorded without a log entry (outcomes.go): a refusal where
+// the session has no log, or a command applied with nothing written.
+func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, outcome *fanout.Sub, cmd events.Command, resp map[string]any) {
 	commandID := cmd.ID
 	timer := time.NewTimer(g.cfg.WaitTimeout)
 	defer timer.Stop()
-	var recorded <-chan jetstream.KeyValueEntry
-	if noEffect != nil {
-		recorded = noEffect.Updates()
-	}
 	for {
 		select {
-		case kve, ok := <-recorded:
+		case m, ok := <-outcome.C:
 			if !ok {
-				recorded = nil
+				writeError(w, http.StatusServiceUnavailable, codeUnavailable, "stopped following the outcomes: "+errString(outcome.Err()))
+				return
+			}
+			oc, err := events.DecodeOutcome(m.Data)
+			if err != nil || oc.CommandID != commandID {
 				continue
 			}
-			if kve == nil || kve.Operation() != jetstream.KeyValuePut {
-				continue // the end of the initial values
+			if oc.NoEffect {
+				resp["noEffect"] = true
+				writeJSON(w, http.StatusOK, resp)
+				return
 			}
-			resp["noEffect"] = true
-			writeJSON(w, http.StatusOK, resp)
+			writeRejected(w, commandID, oc.Reason, oc.Code)
 			return
 		case m, ok := <-sub.C:
 			if !ok {
@@ -185,10 +194,7 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *
 				continue
 			}
 			if e.Type == events.EntryCommandRejected {
-				writeJSON(w, http.StatusConflict, map[string]any{
-					"error":     apiError{Code: codeRejected, Message: e.Reason},
-					"commandId": commandID, "reason": e.Code,
-				})
+				writeRejected(w, commandID, e.Reason, e.Code)
 				return
 			}
 			resp["entryId"] = e.ID
@@ -206,6 +212,15 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub *
 			return
 		}
 	}
+}
+
+// writeRejected answers 409 for a refused command: the reason as the
+// error's message, its code as "reason".
+func writeRejected(w http.ResponseWriter, commandID, reason, code string) {
+	writeJSON(w, http.StatusConflict, map[string]any{
+		"error":     apiError{Code: codeRejected, Message: reason},
+		"commandId": commandID, "reason": code,
+	})
 }
 
 func errString(err error) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,15 @@ type Config struct {
 	// Log is the session log, read for contexts and exports and written by
 	// imports. Nil: those routes answer 503.
 	Log session.Log
+	// WorkspaceRoot is the root of session workspaces, as the toolrunners
+	// have it (--workspace-root): a create whose workspace is outside it is
+	// refused at once (pkg/workspace). Empty: the gateway checks only
+	// relative workspaces and leaves absolute ones to the orchestrator.
+	WorkspaceRoot string
+	// Models, when set, is the orchestrator's provider registry: a create
+	// or set_model naming a model it cannot resolve is refused at once.
+	// Nil: the orchestrator refuses it (a recorded refusal).
+	Models Models
 	// WaitTimeout bounds ?wait=applied. Default 30s.
 	WaitTimeout time.Duration
 	// MaxBodyBytes bounds request bodies. Default 16 MiB.
@@ -37,6 +47,11 @@ type Config struct {
 	Gatherer   prometheus.Gatherer
 	// Logger; default discards.
 	Logger *slog.Logger
+}
+
+// Models resolves provider/model references; registry.Registry is one.
+type Models interface {
+	Resolve(ref string) (llm.Provider, llm.Model, error)
 }
 
 func (c *Config) setDefaults() {

@@ -21,7 +21,11 @@
 // Live events may be lost; the log is the record. GET
 // /v1/sessions/{id}/commands/{commandId} reads it to say whether a command
 // is pending, rejected, applied, or part of a run that is running or has
-// settled.
+// settled. A command no log entry can name — refused where the session has
+// no log (a refused create, a command to a session that does not exist),
+// or applied with nothing written (a navigation to the active leaf) — has
+// its outcome recorded in the outcomes bucket instead; the status route and
+// ?wait=applied read it there (outcomes.go), so no command goes unanswered.
 //
 // # Tracing
 //
@@ -32,9 +36,13 @@
 // # Errors
 //
 // Every error is JSON {"error":{"code","message"}} with a fitting status:
-// 400 for invalid input (the message names the field), 404, 409 for a command
-// the orchestrator refused (with ?wait=applied), 503 when a dependency is
-// unavailable, 504 when waiting timed out.
+// 400 for invalid input (the message names the field): malformed JSON,
+// ids, fields of the wrong type, and, when Config gives the gateway the
+// workspace root and the model registry, a workspace outside the root or a
+// model that cannot be resolved; 404; 409 for a command the orchestrator
+// refused (with ?wait=applied); 413 for a body over the limit; 422 (code corrupt) when a
+// session's stored log does not decode; 503 when a
+// dependency is unavailable; 504 when waiting timed out.
 //
 // # Concurrency
 //

@@ -18,12 +18,14 @@ import (
 
 // Gateway is Cairn's HTTP front door.
 type Gateway struct {
-	cfg     Config
-	events  *fanout.Fanout // CAIRN_EVENTS, for SSE
-	log     *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
-	handler http.Handler
-	ready   atomic.Bool
-	metrics metrics
+	cfg         Config
+	events      *fanout.Fanout // CAIRN_EVENTS, for SSE
+	log         *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
+	outcomeFeed *fanout.Fanout // the outcomes bucket, for ?wait=applied (outcomes.go)
+	outcomes    outcomes
+	handler     http.Handler
+	ready       atomic.Bool
+	metrics     metrics
 
 	patterns []string // every route served, for the OpenAPI check
 }
@@ -45,6 +47,8 @@ func New(cfg Config) (*Gateway, error) {
 	n := cfg.Names
 	g.events = fanout.New(cfg.JetStream, n.EventsStream(), n.AllEvents(), 1024, cfg.Logger)
 	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
+	g.outcomes = outcomes{js: cfg.JetStream, bucket: n.OutcomesBucket()}
+	g.outcomeFeed = fanout.New(cfg.JetStream, g.outcomes.stream(), g.outcomes.filter(), 1024, cfg.Logger)
 	g.metrics = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cairn_gateway_requests_total", Help: "HTTP requests by route and status code.",
@@ -97,16 +101,23 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	grp.Go(func() error { return g.events.Run(gctx) })
 	grp.Go(func() error { return g.log.Run(gctx) })
 	grp.Go(func() error {
-		select {
-		case <-g.events.Ready():
-		case <-gctx.Done():
-			return nil
+		if _, err := g.outcomes.open(gctx, g.cfg.Names); err != nil {
+			if gctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("gateway: %w", err)
 		}
-		select {
-		case <-g.log.Ready():
-			g.ready.Store(true)
-		case <-gctx.Done():
+		return g.outcomeFeed.Run(gctx)
+	})
+	grp.Go(func() error {
+		for _, f := range []*fanout.Fanout{g.events, g.log, g.outcomeFeed} {
+			select {
+			case <-f.Ready():
+			case <-gctx.Done():
+				return nil
+			}
 		}
+		g.ready.Store(true)
 		return nil
 	})
 	grp.Go(func() error {
@@ -193,6 +204,8 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)
 	handle("GET /v1/sessions/{id}/export", "export", true, g.export)
 	handle("POST /v1/import", "import", true, g.importSession)
+	handle("GET /v1/sessions/{id}/records", "records", true, g.getRecords)
+	handle("GET /v1/sessions/{id}/replay", "replay", true, g.queries()) // the projector's Replay, from the log
 	queries := g.queries()
 	for _, p := range []string{"GET /v1/sessions", "GET /v1/sessions/{id}", "GET /v1/sessions/{id}/entries",
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {

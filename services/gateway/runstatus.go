@@ -3,12 +3,11 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/cairn-agents/cairn/pkg/events"
-	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Command states of GET /v1/sessions/{id}/commands/{commandId}, decided
@@ -17,7 +16,8 @@ const (
 	// statePending: no entry names the command yet (stored and not yet
 	// applied, queued behind a running agent, or never sent).
 	statePending = "pending"
-	// stateRejected: a command_rejected entry names it.
+	// stateRejected: a command_rejected entry names it, or, where the
+	// session has no log (a refused create), the outcomes bucket holds it.
 	stateRejected = "rejected"
 	// stateApplied: an entry other than a user message names it (set_model,
 	// label...): it started no run. Or no entry names it and the
@@ -66,19 +66,39 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeInvalid, "command id in path: "+err.Error())
 		return
 	}
-	s, ok := g.loadSession(w, r)
-	if !ok {
+	sid := r.PathValue("id")
+	if !validSessionPath(w, sid) {
 		return
 	}
-	st := runState(s.Entries(), cid)
+	if g.cfg.Log == nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the session log is not configured on this gateway")
+		return
+	}
+	s, err := session.Load(r.Context(), g.cfg.Log, sid)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the log: "+err.Error())
+		return
+	}
+	st := commandStatus{CommandID: cid, State: statePending}
+	if s != nil {
+		st = runState(s.Entries(), cid)
+	}
 	if st.State == statePending {
-		applied, err := g.appliedWithNoEffect(r.Context(), s.ID(), cid)
+		// Not named in the log: refused where there was no log to record
+		// it, or applied with nothing written (outcomes.go)?
+		oc, err := g.lookupOutcome(r.Context(), sid, cid)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading whether the command was applied with no effect: "+err.Error())
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the outcomes: "+err.Error())
 			return
 		}
-		if applied {
+		switch {
+		case oc != nil && oc.NoEffect:
 			st.State, st.NoEffect = stateApplied, true
+		case oc != nil:
+			st.State, st.Reason, st.Code = stateRejected, oc.Reason, oc.Code
+		case s == nil:
+			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid))
+			return
 		}
 	}
 	writeJSON(w, http.StatusOK, st)
@@ -86,10 +106,11 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 
 // runState reads entries (the log in order) for the command cid.
 //
-// An assistant message that stopped with an error may be followed by an
-// automatic retry: the log alone cannot tell, so it reads as settled. A
-// follow-up message is appended right after the message it follows, so the
-// window in which a run that goes on reads as settled is that short.
+// An assistant message that stopped with an error and carries a retry mark
+// did not end the run: the harness backs off (or compacts) and calls the
+// model again. A follow-up message is appended right after the
+// message it follows, so the window in which a run that goes on reads as
+// settled is that short.
 func runState(entries []events.Entry, cid string) commandStatus {
 	st := commandStatus{CommandID: cid, State: statePending}
 	at := -1
@@ -122,6 +143,8 @@ func runState(entries []events.Entry, cid string) commandStatus {
 		case e.Type == events.EntryTurnInterrupted:
 			st.State, st.Message, st.Interrupted = stateSettled, nil, true
 		case e.Type != events.EntryMessage || e.Message == nil:
+		case e.Retry != nil: // an error the harness retries: the run goes on
+			st.State, st.Message, st.Interrupted = stateRunning, nil, false
 		case e.Message.Role == events.RoleAssistant && e.Message.StopReason != events.StopToolUse:
 			st.State, st.Message, st.Interrupted = stateSettled, e.Message, false
 		case e.Message.Role == events.RoleAssistant, e.Message.Role == events.RoleUser, e.Message.Role == events.RoleToolResult:
@@ -166,37 +189,4 @@ func (g *Gateway) editorText(ctx context.Context, sid string, e *events.Entry) s
 		return ""
 	}
 	return selectedText(s.Entries(), e)
-}
-
-// appliedWithNoEffect reports whether the orchestrator recorded command cid
-// of session sid as applied with nothing written (provision.NoEffectKey):
-// the log cannot say so, as no entry names it.
-func (g *Gateway) appliedWithNoEffect(ctx context.Context, sid, cid string) (bool, error) {
-	kv, err := g.cfg.JetStream.KeyValue(ctx, provision.CheckpointsBucket(g.cfg.Names))
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return false, nil // no orchestrator ever ran: nothing was applied
-	}
-	if err != nil {
-		return false, err
-	}
-	_, err = kv.Get(ctx, provision.NoEffectKey(sid, cid))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// watchNoEffect watches for the record that command cid of session sid
-// was applied with no effect, for ?wait=applied; nil when it cannot (the
-// wait then ends with its timeout if the command writes nothing).
-func (g *Gateway) watchNoEffect(ctx context.Context, sid, cid string) jetstream.KeyWatcher {
-	kv, err := g.cfg.JetStream.KeyValue(ctx, provision.CheckpointsBucket(g.cfg.Names))
-	if err == nil {
-		var w jetstream.KeyWatcher
-		if w, err = kv.Watch(ctx, provision.NoEffectKey(sid, cid)); err == nil {
-			return w
-		}
-	}
-	g.cfg.Logger.Warn("cannot watch for a command applied with no effect", "session", sid, "command", cid, "err", err)
-	return nil
 }

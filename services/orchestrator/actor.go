@@ -363,6 +363,10 @@ func (a *actor) handle(ctx context.Context, it item) {
 				a.part.done(c.Seq)
 				return
 			}
+			if a.finishedBefore(ctx, c.Seq, c.Cmd.ID) {
+				a.finish(c.Cmd.ID) // refused without a log, or applied with no effect, by an earlier owner
+				return
+			}
 		}
 		a.handleCommand(ctx, c)
 	}

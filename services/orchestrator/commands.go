@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/workspace"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -152,12 +152,8 @@ func (a *actor) abort(ctx context.Context) {
 
 // navigate moves the leaf as pi does (harness.Navigate); a navigation to
 // the active leaf writes nothing and is recorded as applied with no effect
-// (noeffect.go).
+// (outcomes.go).
 func (a *actor) navigate(ctx context.Context, cmd events.Command) {
-	if a.noEffectRecorded(cmd.ID) {
-		a.finish(cmd.ID) // applied before, with no effect; read again after a crash
-		return
-	}
 	if a.running {
 		a.reject(ctx, cmd, codeBusy, "the session is running; navigate needs it idle")
 		return
@@ -174,7 +170,7 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 			a.reject(ctx, cmd, codeInvalid, err.Error())
 			return err
 		}
-		if nav.Unchanged && !a.recordNoEffect(cmd.ID, events.CmdNavigate) {
+		if nav.Unchanged && !a.recordNoEffect(cmd) {
 			return nil // unfinished: the next owner applies it
 		}
 		for _, id := range left {
@@ -226,12 +222,15 @@ func (a *actor) hasEntry(id string) bool {
 }
 
 // reject records that cmd was refused, and why: in the log when the session
-// exists, and as a live event.
+// exists, else in the outcomes bucket, and as a live event.
 func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason string) {
 	a.o.metrics.rejected.WithLabelValues(code).Inc()
 	a.publish(events.Event{Type: events.EvCommandRejected, CommandID: cmd.ID, Error: reason})
 	if a.st == nil {
-		a.finish(cmd.ID) // there is no log to record it in
+		// No log to record it in: the outcomes bucket holds it (outcomes.go).
+		if a.recordRefusal(cmd, code, reason) {
+			a.finish(cmd.ID)
+		}
 		return
 	}
 	// Written at once, even while a turn runs: the entry is not part of the
@@ -258,7 +257,7 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("model: %v", err))
 		return
 	}
-	workspace, err := workspaceOf(a.sid, cmd.Workspace)
+	workspace, err := workspace.Rel(a.o.cfg.WorkspaceRoot, a.sid, cmd.Workspace)
 	if err != nil {
 		a.reject(ctx, cmd, codeInvalid, err.Error())
 		return
@@ -302,19 +301,6 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 	if err := a.newHarness(ctx); err != nil {
 		a.log.Error("cannot start the session's harness", "err", err)
 	}
-}
-
-// workspaceOf checks a session's workspace: a path inside the workspace
-// root, relative to it (default: the session id).
-func workspaceOf(sid, ws string) (string, error) {
-	if ws == "" {
-		return sid, nil
-	}
-	clean := filepath.Clean(ws)
-	if !filepath.IsLocal(clean) {
-		return "", fmt.Errorf("workspace: %q is outside the workspace root (give a path relative to it, with no \"..\" parts)", ws)
-	}
-	return clean, nil
 }
 
 func userMessage(cmd events.Command) events.Message {

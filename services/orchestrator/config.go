@@ -44,6 +44,12 @@ type Config struct {
 	DefaultModel string
 	// SystemPrompt of sessions created without one.
 	SystemPrompt string
+	// WorkspaceRoot is the root of session workspaces, as the toolrunners
+	// have it (--workspace-root): a create's workspace must lie inside it
+	// (pkg/workspace), and its session entry records it relative to the
+	// root. Empty: only relative workspaces are accepted, and an absolute
+	// one is refused, since it cannot be checked.
+	WorkspaceRoot string
 
 	// Registerer receives the orchestrator's metrics; default a new registry.
 	Registerer prometheus.Registerer

@@ -28,7 +28,9 @@
 // # Errors
 //
 // A command the orchestrator refuses is recorded as a command_rejected entry
-// with a reason code. An append that loses the race with another writer
+// with a reason code; where the session has no log (a refused create, a
+// command to a session that does not exist) the refusal is stored in the
+// outcomes bucket instead, before the command is finished (outcomes.go). An append that loses the race with another writer
 // (two instances holding one partition while leases are in doubt) ends the
 // session's actor; the commands it had taken but not finished go, in stream
 // order, to a new actor that reloads the session from the log, so a command

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
@@ -33,6 +34,7 @@ type Orchestrator struct {
 	js          jetstream.JetStream
 	bus         *toolbus.Bus
 	checkpoints jetstream.KeyValue
+	outcomes    jetstream.KeyValue // outcomes without a log entry (outcomes.go)
 	metrics     metrics
 	providers   map[string]llm.Provider // every provider name → the resolver
 	validator   tool.Validator          // shared by every session's harness
@@ -106,18 +108,14 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("orchestrator: leases bucket: %w", err)
 	}
-	o.checkpoints, err = o.js.KeyValue(ctx, checkpointsBucket(o.cfg.Names))
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		o.checkpoints, err = o.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: checkpointsBucket(o.cfg.Names),
-			History: 1, Description: "Cairn command checkpoints, one per partition"})
-	}
-	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+	o.checkpoints, err = o.openBucket(ctx, jetstream.KeyValueConfig{Bucket: checkpointsBucket(o.cfg.Names),
+		History: 1, Description: "Cairn command checkpoints, one per partition"})
+	if err != nil {
 		return fmt.Errorf("orchestrator: checkpoints bucket: %w", err)
 	}
-	if o.checkpoints == nil {
-		if o.checkpoints, err = o.js.KeyValue(ctx, checkpointsBucket(o.cfg.Names)); err != nil {
-			return fmt.Errorf("orchestrator: checkpoints bucket: %w", err)
-		}
+	o.outcomes, err = o.openBucket(ctx, provision.OutcomesBucket(o.cfg.Names, replicas, provision.CommandsMaxAge))
+	if err != nil {
+		return fmt.Errorf("orchestrator: outcomes bucket: %w", err)
 	}
 	stopResults, err := o.consumeResults(ctx)
 	if err != nil {
@@ -134,4 +132,17 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	err = mgr.Run(ctx) // releases every partition (stopping it) when ctx ends
 	o.wg.Wait()
 	return err
+}
+
+// openBucket opens the KV bucket of cfg, creating it as cfg says when it
+// is missing (`cairn provision` creates it first in production).
+func (o *Orchestrator) openBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := o.js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = o.js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = o.js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	return kv, err
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/compactbus"
@@ -31,6 +32,10 @@ type partition struct {
 	// every resident session its size).
 	compactbus func() (*compactbus.Client, error)
 	events     *eventQueue // the live events of its sessions
+	// replayUntil is the commands stream's last sequence when the
+	// partition was acquired: a command at or below it may have been taken
+	// by an earlier owner (outcomes.go). Set before the intake starts.
+	replayUntil atomic.Uint64
 }
 
 func (o *Orchestrator) startPartition(n int) {
@@ -72,6 +77,9 @@ func (o *Orchestrator) startPartition(n int) {
 	go func() {
 		defer o.wg.Done()
 		defer close(p.done_)
+		if waitPrev() {
+			p.replayUntil.Store(o.lastCommandSeq(ctx))
+		}
 		// The intake must run as long as the partition is held: a failure
 		// (a timeout creating its consumer under load, a NATS node gone) is
 		// retried, or the partition's sessions would hear no more commands.

@@ -11,8 +11,9 @@ import (
 )
 
 // needsRecovery reports whether the log ends in the middle of a turn: its
-// last message is a user message or a tool result (a reply was owed), or an
-// assistant message whose tool calls are not all answered.
+// last message is a user message or a tool result (a reply was owed), an
+// assistant message whose tool calls are not all answered, or an error
+// message with a retry mark (the retry was owed).
 func (a *actor) needsRecovery() bool {
 	_, path, _ := a.st.Path(context.Background())
 	for i := len(path) - 1; i >= 0; i-- {
@@ -27,7 +28,9 @@ func (a *actor) needsRecovery() bool {
 		case events.RoleUser, events.RoleToolResult:
 			return true
 		case events.RoleAssistant:
-			return len(unanswered(path[i:])) > 0
+			// A retried error: cut during the back-off or the compaction
+			// before the retry.
+			return e.Retry != nil || len(unanswered(path[i:])) > 0
 		default:
 			return false
 		}

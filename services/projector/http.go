@@ -29,6 +29,7 @@ func (p *Projector) Handler() http.Handler {
 	mux.HandleFunc("/v1/sessions/{id}", get(p.session))
 	mux.HandleFunc("/v1/sessions/{id}/tree", get(p.tree))
 	mux.HandleFunc("/v1/sessions/{id}/entries", get(p.entries))
+	mux.HandleFunc("/v1/sessions/{id}/replay", get(p.replay))
 	mux.HandleFunc("/v1/audit/tool-calls", get(p.audit))
 	mux.HandleFunc("/v1/usage", get(p.usage))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

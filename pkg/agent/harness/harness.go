@@ -81,6 +81,11 @@ type Harness struct {
 		lastLeafID string
 		// agentEnd is the run's agent_end, held until the harness is idle.
 		agentEnd *events.Event
+		// heldError is an error message's message_end not yet recorded;
+		// retryOpen: a retried error message no message followed yet
+		// (retrymark.go).
+		heldError *events.Event
+		retryOpen bool
 	}
 }
 

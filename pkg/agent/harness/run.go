@@ -57,6 +57,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	h.run.writeCtx = ctx
 	h.run.agentEnd = nil
 	defer func() {
+		h.closeRetry(err)
 		if ferr := h.end(ctx); err == nil {
 			err = ferr
 		}
@@ -161,10 +162,15 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 
 // onEvent records finished messages, then passes the event on.
 func (h *Harness) onEvent(ev events.Event) {
+	if h.holdError(ev) {
+		return // recorded once the harness decides whether it retries (retrymark.go)
+	}
 	if ev.Type == events.EvMessageEnd && h.run.writeErr == nil {
 		if err := h.appendMessage(h.run.writeCtx, *ev.Message); err != nil {
 			h.run.writeErr = err
 			h.run.cancel(err)
+		} else if ev.Message.Role == events.RoleAssistant {
+			h.run.retryOpen = false // the retried call answered
 		}
 	}
 	if ev.Type == events.EvAgentEnd {
@@ -264,6 +270,7 @@ func (h *Harness) recover(ctx context.Context, f agent.Failure) agent.Recovery {
 			return agent.Recovery{Err: fmt.Errorf("provider still failing after %d retries: %w", max, f.Err)}
 		}
 		delay := h.cfg.Retry.delay(f.Attempt, f.Err)
+		h.recordRetry(f, events.RetryTransient, delay)
 		h.setPhase(PhaseRetry)
 		h.publish(events.Event{Type: events.EvRetryStart, Retry: &events.Retry{Attempt: f.Attempt, MaxAttempts: max, DelayMs: delay.Milliseconds(), ErrorMessage: f.Message.ErrorMessage}})
 		h.run.retrying = f.Attempt
@@ -287,6 +294,9 @@ func (h *Harness) recover(ctx context.Context, f agent.Failure) agent.Recovery {
 			return agent.Recovery{Err: err, Record: true}
 		}
 		h.run.compacted = true
+		if h.cfg.Compactor != nil {
+			h.recordRetry(f, events.RetryOverflow, 0)
+		}
 		h.setPhase(PhaseCompaction)
 		msgs, err := h.compact(ctx, "overflow", "", true)
 		h.setPhase(PhaseTurn)

@@ -135,7 +135,13 @@ func (h *Harness) flush(ctx context.Context) error {
 
 // appendMessage records a message the loop finished.
 func (h *Harness) appendMessage(ctx context.Context, m events.Message) error {
-	e := events.Entry{Type: events.EntryMessage, Message: &m, CommandID: m.CommandID}
+	return h.appendMarked(ctx, m, nil)
+}
+
+// appendMarked records a message, with the retry mark of an error message
+// the harness retries (retrymark.go).
+func (h *Harness) appendMarked(ctx context.Context, m events.Message, retry *events.RetryMark) error {
+	e := events.Entry{Type: events.EntryMessage, Message: &m, CommandID: m.CommandID, Retry: retry}
 	switch {
 	case m.Role == events.RoleUser && m.CommandID != "":
 		e.ID = events.DeriveID("cmd", m.CommandID, "user")

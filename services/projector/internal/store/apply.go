@@ -115,6 +115,14 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 		case events.StopAborted:
 			s.Status = StatusIdle
 			return w.interrupt(s, ts, ms)
+		case events.StopError:
+			// An error the harness retries (the entry's retry mark) does
+			// not end the run: it backs off, or compacts, and calls the
+			// model again.
+			s.Status = StatusIdle
+			if e.Retry != nil {
+				s.Status = StatusRunning
+			}
 		default: // stop, length, error
 			s.Status = StatusIdle
 		}

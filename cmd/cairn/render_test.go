@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -65,7 +66,7 @@ func TestAnErrorReplyDuringARetryDoesNotSettle(t *testing.T) {
 			"message": events.Message{Role: events.RoleAssistant, StopReason: events.StopError, ErrorMessage: "overloaded"}})
 	}))
 	defer srv.Close()
-	cl, err := newClient(srv.URL)
+	cl, err := client.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -197,16 +198,16 @@ func (handQuiet) Stop()                 {}
 // the prompt runs, and must return once done is closed.
 func promptThrough(t *testing.T, p *platform, proxy *sseProxy, sid string, fire func(quiet chan<- time.Time, taken *atomic.Int64, done <-chan struct{})) string {
 	t.Helper()
-	cl, err := newClient(proxy.srv.URL)
+	cl, err := client.New(proxy.srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := make(chan time.Time)
 	var taken atomic.Int64
-	cl.quiet = func() quietTimer { return handQuiet{c: quiet, resets: &taken} }
+	pr := &prompter{cl: cl, quiet: func() quietTimer { return handQuiet{c: quiet, resets: &taken} }}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := cl.do(ctx, "POST", "/v1/sessions?wait=applied", map[string]any{"id": sid}, nil); err != nil {
+	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: sid}, client.WaitApplied()); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -215,7 +216,7 @@ func promptThrough(t *testing.T, p *platform, proxy *sseProxy, sid string, fire 
 	if fire != nil {
 		wg.Go(func() { fire(quiet, &taken, done) })
 	}
-	err = promptAndFollow(ctx, cl, &out, sid, "please list files", "reject")
+	err = pr.run(ctx, &out, sid, "please list files", "reject")
 	close(done)
 	wg.Wait()
 	if err != nil {
