@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
-	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -187,7 +187,7 @@ func errorText(out map[string]any) string {
 // leafOf is the active leaf the log gives.
 func leafOf(t *testing.T, es []events.Entry) string {
 	t.Helper()
-	idx, err := session.NewIndex(es)
+	idx, err := sessiontree.NewIndex(es)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-agents/cairn/pkg/client"
-	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 func newTreeCmd(e *env) *cobra.Command {
@@ -109,8 +109,8 @@ func writeGatewayTree(w *bufio.Writer, t client.Tree) {
 
 // writeTree prints t depth first, children indented under their parent,
 // with an explicit stack so a deep conversation needs no deep recursion.
-func writeTree(w *bufio.Writer, t session.Tree) {
-	byID := make(map[string]*session.Node, len(t.Nodes))
+func writeTree(w *bufio.Writer, t sessiontree.Tree) {
+	byID := make(map[string]*sessiontree.Node, len(t.Nodes))
 	for i := range t.Nodes {
 		byID[t.Nodes[i].ID] = &t.Nodes[i]
 	}

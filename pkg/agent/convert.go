@@ -4,14 +4,17 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
-// ToLLM returns the messages a provider takes (user, assistant, toolResult)
-// for a context:
+// ToLLM is the one conversion of a context (what the reducer of package
+// sessiontree builds, what `/context` shows) into the messages a provider
+// takes (user, assistant, toolResult), pi's convertToLlm:
 //   - assistant messages that ended in error or aborted are left out (they
 //     are on record but carry nothing a model should continue from);
 //   - compaction and branch summaries become user messages that say what
 //     they are;
 //   - custom messages become user messages with their content;
-//   - user bash executions become user messages unless excluded;
+//   - user bash executions become user messages, except those marked
+//     excludeFromContext (pi's !! prefix), which are left out here and
+//     nowhere else: the context keeps them, as pi's does;
 //   - anything else is left out.
 //
 // It returns msgs itself when nothing needs changing.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 // Tool-call outcomes.
@@ -161,7 +162,7 @@ func Verify(sid string, recs []Record) Verification {
 		v.Problems = append(v.Problems, Problem{Kind: ProblemHeader, EntryID: h.ID, Seq: recs[0].Seq,
 			Detail: fmt.Sprintf("the first entry is a %q entry %q, not the session's header", h.Type, h.ID)})
 	}
-	if _, err := session.NewIndex(entries); err != nil {
+	if _, err := sessiontree.NewIndex(entries); err != nil {
 		v.Problems = append(v.Problems, Problem{Kind: ProblemTree, Detail: err.Error()})
 	}
 	return v

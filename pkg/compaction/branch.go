@@ -1,7 +1,10 @@
 package compaction
 
 import (
+	"fmt"
+
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 // AbandonedBranch returns the entries of from (the path being left, root
@@ -18,13 +21,12 @@ func AbandonedBranch(from, to []events.Entry) []events.Entry {
 }
 
 // BranchJob returns the summary job of an abandoned branch, and
-// ErrNothingToCompact when the branch holds no message.
+// ErrNothingToCompact when the branch holds no message. Its messages are
+// what its entries contribute to a context (sessiontree.Messages).
 func BranchJob(branch []events.Entry, instructions string, s Settings, modelMaxOutput int64) (Job, error) {
-	var msgs []events.Message
-	for i := range branch {
-		if m, ok := entryMessage(&branch[i]); ok {
-			msgs = append(msgs, m)
-		}
+	msgs, err := sessiontree.Messages(branch)
+	if err != nil {
+		return Job{}, fmt.Errorf("compaction: %w", err)
 	}
 	t := Serialize(msgs)
 	if t == "" {

@@ -3,8 +3,10 @@
 //
 // Preparation is pure: [Prepare] reads a session path (root to leaf) and
 // returns the messages to summarise, the first entry kept, the split-turn
-// prefix, the previous summary and the accumulated file operations. The
-// rules, each with golden tests in testdata/:
+// prefix, the previous summary and the accumulated file operations. What it
+// cuts is the context the model is sent, as package sessiontree builds it,
+// entry by entry: the same messages, the results a turn_interrupted makes
+// up included. The rules, each with golden tests in testdata/:
 //
 //   - token estimate ([EstimateContext]): the usage of the last valid
 //     assistant reply (not an error, not aborted, not all zero) plus an
@@ -22,8 +24,9 @@
 //     edit tools) accumulate across compactions in the entry's details.
 //
 // [Summarize] builds the structured prompt (goal, progress, decisions,
-// files, next steps; tool results truncated to [ToolResultChars]) and calls
-// an [llm.Provider], with the output capped at the model's limit.
+// files, next steps; tool results truncated to [ToolResultChars]; a shell
+// command kept out of the context, pi's !!, is kept out of it too) and
+// calls an [llm.Provider], with the output capped at the model's limit.
 //
 // # Concurrency
 //
@@ -31,7 +34,8 @@
 //
 // # Errors
 //
-// [Prepare] fails only with [ErrNothingToCompact] or an invalid [Settings]
-// (a *FieldError naming the field). [Summarize] wraps the provider's
+// [Prepare] fails only with [ErrNothingToCompact], an invalid [Settings]
+// (a *FieldError naming the field) or a path the reducer refuses (a
+// *sessiontree.ContextError naming the entry). [Summarize] wraps the provider's
 // *llm.Error, so llm.KindOf classifies it.
 package compaction

@@ -37,7 +37,12 @@ func golden(t *testing.T, name, got string) {
 type builder struct{ path []events.Entry }
 
 func (b *builder) add(e events.Entry) string {
-	e.ID = fmt.Sprintf("e%d", len(b.path)+1)
+	if e.ID == "" {
+		e.ID = fmt.Sprintf("e%d", len(b.path)+1)
+	}
+	if e.Timestamp == "" {
+		e.Timestamp = "2026-03-01T10:00:00.000Z"
+	}
 	if n := len(b.path); n > 0 {
 		p := b.path[n-1].ID
 		e.ParentID = &p

@@ -2,8 +2,10 @@ package compaction
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 // ErrNothingToCompact says a compaction would summarise nothing new: the
@@ -33,63 +35,39 @@ type Preparation struct {
 func (p *Preparation) SplitTurn() bool { return len(p.TurnPrefix) > 0 }
 
 // Prepare decides what compacting path (root to leaf) keeps and
-// summarises; see the package doc for the rules.
+// summarises; see the package doc for the rules. The context it cuts is
+// the one the model is sent (sessiontree.BuildParts); a path the reducer
+// refuses is its *sessiontree.ContextError.
 func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 	if err := s.Validate(); err != nil {
 		return Preparation{}, err
 	}
 	p := Preparation{Files: newFileOps()}
 
-	// The context: after the last compaction, the entries it kept (from its
-	// FirstKeptEntryID up to it) and those after it.
-	prev := -1
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == events.EntryCompaction {
-			prev = i
-			break
-		}
+	// The context: after the last compaction (its summary, the first part),
+	// the entries it kept (from its FirstKeptEntryID up to it) and those
+	// after it.
+	c, parts, err := sessiontree.BuildParts(nil, path)
+	if err != nil {
+		return p, fmt.Errorf("compaction: %w", err)
 	}
-	var ctx []int // indexes into path
-	var msgs []events.Message
-	if prev >= 0 {
-		msgs = make([]events.Message, 0, len(path)-prev+1)
-		c := &path[prev]
-		p.PreviousSummary = c.Summary
-		p.Files.mergeDetails(c.Details)
-		msgs = append(msgs, events.Message{Role: events.RoleCompactionSummary, Summary: c.Summary, TokensBefore: c.TokensBefore})
-		for i := 0; i < prev; i++ {
-			if path[i].ID == c.FirstKeptEntryID {
-				for j := i; j < prev; j++ {
-					ctx = append(ctx, j)
-				}
-				break
-			}
-		}
+	if c.CompactionID != "" {
+		prev := &path[parts[0].Index]
+		p.PreviousSummary = prev.Summary
+		p.Files.mergeDetails(prev.Details)
+		parts = parts[1:]
 	}
-	for i := prev + 1; i < len(path); i++ {
-		if path[i].Type != events.EntrySession {
-			ctx = append(ctx, i)
-		}
-	}
-	if msgs == nil {
-		msgs = make([]events.Message, 0, len(ctx))
-	}
-	for _, i := range ctx {
-		if m, ok := entryMessage(&path[i]); ok {
-			msgs = append(msgs, m)
-		}
-	}
-	p.TokensBefore = EstimateContext(msgs).Tokens
+	p.TokensBefore = EstimateContext(c.Messages).Tokens
 
-	cut := cutPoint(path, ctx, s.KeepRecentTokens)
+	cut := cutPoint(parts, s.KeepRecentTokens)
 	if cut <= 0 {
 		return p, ErrNothingToCompact
 	}
 	// Keep the settings changes and other non-message entries right before
 	// the cut with what they apply to.
 	for cut > 0 {
-		e := &path[ctx[cut-1]]
-		if _, ok := entryMessage(e); ok || e.Type == events.EntryCompaction {
+		e := &path[parts[cut-1].Index]
+		if isMessage(&parts[cut-1]) || e.Type == events.EntryCompaction {
 			break
 		}
 		cut--
@@ -97,32 +75,30 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 	if cut == 0 {
 		return p, ErrNothingToCompact
 	}
-	p.FirstKeptEntryID = path[ctx[cut]].ID
+	p.FirstKeptEntryID = path[parts[cut].Index].ID
 
 	end := cut   // the history part ends here, or at the split turn's start
 	first := cut // the first message kept
-	for first < len(ctx)-1 && !isMessage(&path[ctx[first]]) {
+	for first < len(parts)-1 && !isMessage(&parts[first]) {
 		first++
 	}
-	if !startsTurn(&path[ctx[first]]) {
+	if !startsTurn(&parts[first]) {
 		for t := cut - 1; t >= 0; t-- {
-			if startsTurn(&path[ctx[t]]) {
+			if startsTurn(&parts[t]) {
 				end = t
 				break
 			}
 		}
 	}
 	p.Summarize = make([]events.Message, 0, end)
-	for k, i := range ctx[:cut] {
-		m, ok := entryMessage(&path[i])
-		if !ok {
-			continue
-		}
-		p.Files.note(&m)
-		if k < end {
-			p.Summarize = append(p.Summarize, m)
-		} else {
-			p.TurnPrefix = append(p.TurnPrefix, m)
+	for k := range parts[:cut] {
+		for _, m := range parts[k].Messages {
+			p.Files.note(&m)
+			if k < end {
+				p.Summarize = append(p.Summarize, m)
+			} else {
+				p.TurnPrefix = append(p.TurnPrefix, m)
+			}
 		}
 	}
 	if len(p.Summarize) == 0 && len(p.TurnPrefix) == 0 {
@@ -131,20 +107,19 @@ func Prepare(path []events.Entry, s Settings) (Preparation, error) {
 	return p, nil
 }
 
-// cutPoint returns the position in ctx of the first entry kept: walking
+// cutPoint returns the position in parts of the first entry kept: walking
 // back from the newest message until keep tokens are reached, then forward
 // to the nearest entry a cut may start at. It returns 0 (keep everything)
-// when the whole context is within the budget, and len(ctx) never: the
+// when the whole context is within the budget, and len(parts) never: the
 // newest cut-allowed entry is kept at least.
-func cutPoint(path []events.Entry, ctx []int, keep int64) int {
+func cutPoint(parts []sessiontree.Part, keep int64) int {
 	var acc int64
 	start := -1
-	for k := len(ctx) - 1; k >= 0; k-- {
-		m, ok := entryMessage(&path[ctx[k]])
-		if !ok {
+	for k := len(parts) - 1; k >= 0; k-- {
+		if !isMessage(&parts[k]) {
 			continue
 		}
-		acc += EstimateMessage(&m)
+		acc += estimate(&parts[k])
 		if acc >= keep {
 			start = k
 			break
@@ -153,15 +128,15 @@ func cutPoint(path []events.Entry, ctx []int, keep int64) int {
 	if start <= 0 {
 		return 0
 	}
-	for k := start; k < len(ctx); k++ {
-		if cutAllowed(&path[ctx[k]]) {
+	for k := start; k < len(parts); k++ {
+		if cutAllowed(&parts[k]) {
 			return k
 		}
 	}
 	// Only tool results after the budget point: cut at the last entry
 	// before it that may start the kept part.
 	for k := start - 1; k > 0; k-- {
-		if cutAllowed(&path[ctx[k]]) {
+		if cutAllowed(&parts[k]) {
 			return k
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
@@ -17,7 +17,6 @@ var keep1k = compaction.Settings{ReserveTokens: 1000, KeepRecentTokens: 1000}
 
 func TestCutAtATurnStart(t *testing.T) {
 	var b builder
-	b.add(events.Entry{Type: events.EntrySession, ID: "s"})
 	for i := 0; i < 4; i++ {
 		b.user(chars("question", 2000))
 		b.reply(chars("answer", 2000), nil)
@@ -193,11 +192,83 @@ func TestCutInsideWhatThePreviousCompactionKept(t *testing.T) {
 	// The new compaction keeps from inside the old one's kept part; the
 	// reducer then starts there and skips the old compaction entry.
 	r := p.Result(compaction.Summary{Text: "new"})
-	path := append(b.path, events.Entry{ID: "c2", Type: events.EntryCompaction, Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID})
-	msgs := harness.Reduce(path).Messages
+	b.add(events.Entry{ID: "c2", Type: events.EntryCompaction, Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID})
+	c, err2 := sessiontree.BuildContext(nil, b.path)
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	msgs := c.Messages
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
 	}
 	golden(t, "cut_in_previous_kept", render(p, err)+"context after: "+strings.Join(roles, " ")+"\n")
+}
+
+// interrupted builds: a big question, a call of two tools of which one got
+// its result (of result characters), a turn_interrupted that closes the
+// other, an empty branch summary, a shell command kept out of the context
+// (pi's !!), then a question of recent characters and its reply.
+func interrupted(result, recent int) *builder {
+	var b builder
+	b.user(chars("question", 4000))
+	b.msg(events.Message{Role: events.RoleAssistant, StopReason: events.StopToolUse, Content: events.Content{Blocks: []events.Block{
+		{Type: events.BlockToolCall, ID: "t1", Name: "read", Arguments: []byte(`{"path":"a.go"}`)},
+		{Type: events.BlockToolCall, ID: "t2", Name: "bash", Arguments: []byte(`{"command":"make"}`)}}}})
+	b.result("t1", "read", chars("file a", result))
+	b.add(events.Entry{ID: "ti", Type: events.EntryTurnInterrupted, Reason: "crash"})
+	b.add(events.Entry{ID: "bs", Type: events.EntryBranchSummary, FromID: "x"})
+	b.msg(events.Message{Role: events.RoleBashExecution, Command: "cat secret", Output: "s3cr3t", ExcludeFromContext: true})
+	b.user(chars("recent", recent))
+	b.reply("done", nil)
+	return &b
+}
+
+func TestCompactionCutsTheContextTheModelIsSent(t *testing.T) {
+	// The budget is reached inside the tool result: the cut moves forward
+	// past the results (t1's entry, and t2's that the turn_interrupted
+	// makes up) and the empty branch summary, which is no message, to the
+	// shell command, then back to keep that branch summary with it, never
+	// to the turn_interrupted. The interrupted call is summarised with its
+	// result.
+	b := interrupted(4400, 10)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FirstKeptEntryID != "bs" {
+		t.Fatalf("first kept = %s, want bs", p.FirstKeptEntryID)
+	}
+	last := p.Summarize[len(p.Summarize)-1]
+	if len(p.Summarize) != 4 || last.Role != events.RoleToolResult || last.ToolCallID != "t2" || !last.IsError {
+		t.Fatalf("summarised: %s", render(p, err))
+	}
+}
+
+func TestTheSummariserSeesWhatTheModelIsSent(t *testing.T) {
+	b := interrupted(10, 4400)
+	p, err := compaction.Prepare(b.path, keep1k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := compaction.Serialize(p.Summarize)
+	for _, bad := range []string{"s3cr3t", "cat secret", "abandoned branch"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the transcript holds %q:\n%s", bad, text)
+		}
+	}
+	if !strings.Contains(text, "[Tool result bash (error)]: The tool call was interrupted before it returned a result: crash") {
+		t.Errorf("the transcript lacks the interrupted call's result:\n%s", text)
+	}
+}
+
+func TestPrepareRefusesAPathTheReducerRefuses(t *testing.T) {
+	var b builder
+	b.add(events.Entry{Type: events.EntrySession, ID: "s"})
+	b.user(chars("question", 8000))
+	b.user("recent")
+	_, err := compaction.Prepare(b.path, keep1k)
+	if !errors.Is(err, sessiontree.ErrInvalidPath) || !strings.Contains(err.Error(), `path entry 0 ("s"): is a session header`) {
+		t.Fatalf("a header in the path: %v", err)
+	}
 }

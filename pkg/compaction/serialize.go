@@ -71,7 +71,12 @@ func Serialize(msgs []events.Message) string {
 		case events.RoleCompactionSummary:
 			para("Summary of earlier history", m.Summary)
 		case events.RoleBashExecution:
-			para("User ran", m.Command+"\n"+truncate(m.Output, ToolResultChars))
+			// One the user kept out of the model's context (pi's !!) is
+			// kept out of the summariser's too: pi serialises what
+			// convertToLlm gives.
+			if !m.ExcludeFromContext {
+				para("User ran", m.Command+"\n"+truncate(m.Output, ToolResultChars))
+			}
 		}
 	}
 	return sb.String()

@@ -7,10 +7,16 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 // ErrDuplicate: an entry id is already in the session.
 var ErrDuplicate = errors.New("session: entry id already in the session")
+
+// ErrUnknownEntry: an id names no entry of the session (a parent, a label
+// or leaf target, a navigation target). It is [sessiontree.ErrUnknownEntry],
+// so a query of the tree and an append match the same sentinel.
+var ErrUnknownEntry = sessiontree.ErrUnknownEntry
 
 // Session is one session's log held in memory by its writer: the records
 // read or appended so far, the expected sequence of the next append, and
@@ -35,8 +41,8 @@ type Session struct {
 	// kinds maps every tree entry id to its type, to validate appends
 	// without rebuilding the index.
 	kinds map[string]string
-	leaf  *string // the active leaf (nil = before the first entry)
-	idx   *Index  // built on demand, dropped by every append
+	leaf  *string            // the active leaf (nil = before the first entry)
+	idx   *sessiontree.Index // built on demand, dropped by every append
 	lost  bool
 	// shrunk holds the records in stored form only while recs, kinds and
 	// idx are dropped (see Shrink).
@@ -165,12 +171,12 @@ func (s *Session) Leaf() *string { return s.leaf }
 func (s *Session) Lost() bool { return s.lost }
 
 // Index returns the tree of the session's entries (built on demand).
-func (s *Session) Index() (*Index, error) {
+func (s *Session) Index() (*sessiontree.Index, error) {
 	if err := s.Expand(); err != nil {
 		return nil, err
 	}
 	if s.idx == nil {
-		idx, err := NewIndex(s.Entries())
+		idx, err := sessiontree.NewIndex(s.Entries())
 		if err != nil {
 			return nil, err
 		}

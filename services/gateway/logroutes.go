@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 // These routes read the log itself, not a read model: the context the
@@ -59,7 +60,7 @@ func (g *Gateway) getContext(w http.ResponseWriter, r *http.Request) {
 		path = idx.ActivePath()
 	}
 	header := s.Header()
-	c, err := session.BuildContext(&header, path)
+	c, err := sessiontree.BuildContext(&header, path)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
 		return

@@ -54,9 +54,13 @@ func (a *actor) header() events.Entry {
 	return h
 }
 
-// newHarness starts the session's harness over its log. The tools it may
-// use are those named by the header or any tools change in the log; the
-// harness narrows them to the last change.
+// newHarness starts the session's harness over its log; the harness reads
+// the header with the path, and its context (model, thinking level, system
+// prompt, active tools, messages) is what package sessiontree builds from
+// them, as `/context` shows it. The tools it may use are those named by the
+// header or any tools change in the log; the context's active tools narrow
+// them. The header's model, resolved (else the platform's default), is the
+// harness's fallback model and sets the compaction reserve.
 func (a *actor) newHarness(ctx context.Context) error {
 	h := a.header()
 	var names []string // each once: a log written before repeats were refused may repeat one
@@ -97,8 +101,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 	}
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
-		Providers: a.o.providers, Model: model, Models: a.o.resolveModel,
-		ThinkingLevel: h.ThinkingLevel, SystemPrompt: h.SystemPrompt, Tools: tools,
+		Providers: a.o.providers, Model: model, Models: a.o.resolveModel, Tools: tools,
 		Sink: a.publish, Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,

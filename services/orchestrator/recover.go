@@ -15,7 +15,7 @@ import (
 // assistant message whose tool calls are not all answered, or an error
 // message with a retry mark (the retry was owed).
 func (a *actor) needsRecovery() bool {
-	path, _ := a.st.Path(context.Background())
+	_, path, _ := a.st.Path(context.Background())
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		if e.Type == events.EntryTurnInterrupted {
@@ -64,7 +64,7 @@ func unanswered(path []events.Entry) []events.Block {
 // the next prompt goes on from this context.
 func (a *actor) recover(ctx context.Context) error {
 	a.o.metrics.recoveries.Inc()
-	path, err := a.st.Path(ctx)
+	_, path, err := a.st.Path(ctx)
 	if err != nil {
 		return err
 	}

@@ -166,15 +166,17 @@ func (st *store) wireCallID(toolCallID string) string {
 	return events.DeriveID("call", st.mu.calls[toolCallID], toolCallID)
 }
 
-// Path implements harness.Session.
-func (st *store) Path(context.Context) ([]events.Entry, error) {
+// Path implements harness.Session: the header and the active path.
+func (st *store) Path(context.Context) (*events.Entry, []events.Entry, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	h := st.mu.s.Header()
 	leaf := st.mu.s.Leaf()
 	if leaf == nil {
-		return nil, nil
+		return &h, nil, nil
 	}
-	return st.mu.s.Path(*leaf)
+	path, err := st.mu.s.Path(*leaf)
+	return &h, path, err
 }
 
 // do runs f with the session under the lock, for reads and direct writes.

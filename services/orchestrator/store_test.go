@@ -2,9 +2,12 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/agent/agenttest"
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 )
@@ -54,4 +57,19 @@ func TestStoreReusedCallID(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d tool results in the session, want 2", n)
 	}
+}
+
+// TestStoreIsAHarnessSession: the orchestrator's store passes the
+// conformance suite of harness.Session, the header coming with the path.
+func TestStoreIsAHarnessSession(t *testing.T) {
+	log := session.NewMemLog(0, nil)
+	n := 0
+	agenttest.TestSession(t, func(t *testing.T) harness.Session {
+		n++
+		s, err := session.Create(context.Background(), log, events.Entry{ID: fmt.Sprintf("conf-%d", n), Model: "scripted/demo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newStore(s, nil)
+	})
 }

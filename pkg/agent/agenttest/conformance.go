@@ -9,8 +9,10 @@ import (
 )
 
 // TestSession checks that a harness.Session behaves as the harness needs:
-// entries chain to the active leaf, retried appends are no-ops, and leaf
-// entries move the active leaf. open returns a new, empty session.
+// entries chain to the active leaf, retried appends are no-ops, leaf
+// entries move the active leaf, and the header comes with the path, never
+// in it. open returns a new session with no tree entry yet (with or without
+// its `session` header).
 func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 	ctx := context.Background()
 	msg := func(text string) events.Entry {
@@ -18,7 +20,7 @@ func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 	}
 	texts := func(t *testing.T, s harness.Session) []string {
 		t.Helper()
-		path, err := s.Path(ctx)
+		_, path, err := s.Path(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,6 +91,29 @@ func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 		}
 		if _, ok, err := s.Entry(ctx, "no-such-entry"); ok || err != nil {
 			t.Fatalf("Entry of an unknown id: ok %v, err %v", ok, err)
+		}
+	})
+	t.Run("the header comes with the path, not in it", func(t *testing.T) {
+		s := open(t)
+		h0, path, err := s.Path(ctx)
+		if err != nil || len(path) != 0 {
+			t.Fatalf("a new session: path %v, err %v", path, err)
+		}
+		s.Append(ctx, msg("a"))
+		h, path, err := s.Path(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (h == nil) != (h0 == nil) || h != nil && (h.Type != events.EntrySession || h.ID != h0.ID) {
+			t.Fatalf("header = %+v, before the first entry %+v", h, h0)
+		}
+		for _, e := range path {
+			if e.Type == events.EntrySession {
+				t.Fatalf("the header %q is in the path", e.ID)
+			}
+		}
+		if len(path) != 1 || path[0].ParentID != nil {
+			t.Fatalf("path = %+v, want one root entry", path)
 		}
 	})
 	t.Run("leaf moves the active position", func(t *testing.T) {

@@ -1,11 +1,13 @@
 // Package agenttest has small real implementations for tests of code that
 // drives the agent core: an in-memory session tree that satisfies
-// harness.Session, and [TestSession], the conformance suite every
-// harness.Session implementation should pass.
+// harness.Session, [TestSession], the conformance suite every
+// harness.Session implementation should pass, [Recorder], a provider
+// that records what it is sent, and [RunGolden], which runs a golden
+// context case (package sessiontreetest) through a harness.
 //
 // # Concurrency
 //
-// A Session is safe for concurrent use.
+// A Session and a Recorder are safe for concurrent use.
 //
 // # Errors
 //
@@ -24,16 +26,19 @@ import (
 )
 
 // Session is an in-memory session tree with pi's semantics: each entry is
-// a child of the active leaf; a leaf entry moves the active leaf.
+// a child of the active leaf; a leaf entry moves the active leaf. A
+// `session` entry appended first is the header, not a node of the tree.
 type Session struct {
 	mu      sync.Mutex
+	header  *events.Entry
 	entries []events.Entry
 	byID    map[string]int
 	leaf    *string
 	fail    error
 }
 
-// NewSession returns a session holding entries, appended in order.
+// NewSession returns a session holding entries, appended in order (a
+// `session` header first, if it has one).
 func NewSession(entries ...events.Entry) *Session {
 	s := &Session{byID: make(map[string]int)}
 	for _, e := range entries {
@@ -57,6 +62,14 @@ func (s *Session) Append(_ context.Context, e events.Entry) (events.Entry, error
 	defer s.mu.Unlock()
 	if s.fail != nil {
 		return events.Entry{}, s.fail
+	}
+	if e.Type == events.EntrySession {
+		if s.header != nil || len(s.entries) > 0 {
+			return events.Entry{}, fmt.Errorf("agenttest: a session has one `session` header, its first entry")
+		}
+		e.ParentID = nil
+		s.header = &e
+		return e, nil
 	}
 	if e.ID == "" {
 		e.ID = events.NewID()
@@ -84,7 +97,7 @@ func (s *Session) Append(_ context.Context, e events.Entry) (events.Entry, error
 }
 
 // Path implements harness.Session.
-func (s *Session) Path(context.Context) ([]events.Entry, error) {
+func (s *Session) Path(context.Context) (*events.Entry, []events.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var path []events.Entry
@@ -94,7 +107,12 @@ func (s *Session) Path(context.Context) ([]events.Entry, error) {
 		id = e.ParentID
 	}
 	slices.Reverse(path)
-	return path, nil
+	var h *events.Entry
+	if s.header != nil {
+		c := *s.header
+		h = &c
+	}
+	return h, path, nil
 }
 
 // Entry implements harness.Session.
@@ -108,9 +126,13 @@ func (s *Session) Entry(_ context.Context, id string) (events.Entry, bool, error
 	return s.entries[i], true, nil
 }
 
-// Entries returns every entry in append order.
+// Entries returns every entry in append order, the header first if the
+// session has one.
 func (s *Session) Entries() []events.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.entries)
+	if s.header == nil {
+		return slices.Clone(s.entries)
+	}
+	return append([]events.Entry{*s.header}, s.entries...)
 }

@@ -13,6 +13,19 @@ func TestMemorySession(t *testing.T) {
 	agenttest.TestSession(t, func(*testing.T) harness.Session { return agenttest.NewSession() })
 }
 
+func TestMemorySessionWithAHeader(t *testing.T) {
+	agenttest.TestSession(t, func(*testing.T) harness.Session {
+		return agenttest.NewSession(events.Entry{Type: events.EntrySession, ID: "s1", Model: "scripted/x"})
+	})
+}
+
+func TestASecondHeaderIsRefused(t *testing.T) {
+	s := agenttest.NewSession(events.Entry{Type: events.EntrySession, ID: "s1"})
+	if _, err := s.Append(context.Background(), events.Entry{Type: events.EntrySession, ID: "s2"}); err == nil {
+		t.Fatal("a second session header was accepted")
+	}
+}
+
 func TestLeafToAnUnknownEntryIsRefused(t *testing.T) {
 	s := agenttest.NewSession()
 	missing := "nope"

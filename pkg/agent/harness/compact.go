@@ -48,7 +48,7 @@ func (h *Harness) compact(ctx context.Context, reason, instructions string, will
 	if err := h.flush(ctx); err != nil {
 		return nil, err
 	}
-	path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
+	_, path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("harness: read session: %w", err)
 	}

@@ -70,7 +70,7 @@ func TestNavigateMovesTheLeafWithABranchSummary(t *testing.T) {
 	if err := f.h.Prompt(ctx, user("three")); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := f.sess.Path(ctx)
+	_, path, _ := f.sess.Path(ctx)
 	if got := summary(path); got != "user:one | assistant:ok:stop | branch_summary | user:three | assistant:ok:stop" {
 		t.Fatalf("path: %s", got)
 	}

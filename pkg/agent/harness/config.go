@@ -30,16 +30,21 @@ type Config struct {
 	Session   Session
 	// Providers by provider name (llm.Model.Provider).
 	Providers map[string]llm.Provider
-	// Model is the model of a session whose log names none.
+	// Model is the model of a session whose context names none (neither
+	// its header, nor a model_change, nor an assistant message), or names
+	// one Models cannot resolve.
 	Model llm.Model
-	// Models resolves a provider/model reference found in the log; nil or
-	// not found keeps Model.
+	// Models resolves the provider/model reference of the session's
+	// context; nil or not found keeps Model.
 	Models func(ref string) (llm.Model, bool)
 
-	ThinkingLevel string
-	SystemPrompt  string
-	// Tools the agent may call. An active_tools_change in the log narrows
-	// them to the names it lists.
+	// SystemPrompt is the system prompt of a session whose header has
+	// none. The thinking level and the active tools are the context's
+	// (package sessiontree): the header's, then the log's changes.
+	SystemPrompt string
+	// Tools the agent may call. The context's active tools (the header's
+	// tools, then the last active_tools_change) narrow them to the names
+	// they list.
 	Tools  []tool.Tool
 	Stream agent.StreamOptions
 
@@ -68,9 +73,7 @@ type Config struct {
 	// be shared by every harness of a process (it is safe for concurrent
 	// use). nil = a private one.
 	Validator *tool.Validator
-	// Reduce builds the state of a path; nil = [Reduce].
-	Reduce func([]events.Entry) State
-	Logger *slog.Logger // nil = discard
+	Logger    *slog.Logger // nil = discard
 }
 
 // RetryPolicy is the automatic retry of transient provider failures.

@@ -10,6 +10,16 @@
 // providers, models and hooks are supplied by the process; everything else
 // comes back from the session when [New] reads it (semi-durable recovery).
 //
+// # The context
+//
+// The context of a model call is what package sessiontree's reducer builds
+// from the session's header and active path — the one reducer, whose
+// result `/context` shows — and the messages of the run so far; the agent
+// loop converts it with agent.ToLLM. [New] takes the model, thinking level,
+// system prompt and active tools from it too. Every reading of the session
+// (at New, after a compaction, a navigation or a failed write) builds it
+// again.
+//
 // # Phases
 //
 // A harness is idle, or busy in one of turn, compaction, branch_summary or

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
@@ -89,8 +90,8 @@ type Harness struct {
 }
 
 // New returns a harness for cfg, its state read from the session: the
-// context of the active leaf, and the model, thinking level and active
-// tools the log last recorded.
+// context of the active leaf as package sessiontree builds it from the
+// header and the path, with its model, thinking level and active tools.
 func New(ctx context.Context, cfg Config) (*Harness, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -106,35 +107,32 @@ func New(ctx context.Context, cfg Config) (*Harness, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if h.cfg.Reduce == nil {
-		h.cfg.Reduce = Reduce
-	}
-	s := settings{model: cfg.Model, thinking: cfg.ThinkingLevel, system: cfg.SystemPrompt, tools: cfg.Tools, stream: cfg.Stream}
-	path, err := cfg.Session.Path(ctx)
+	header, path, err := cfg.Session.Path(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("harness: read session: %w", err)
 	}
-	st := h.cfg.Reduce(path)
-	if st.Model != "" && st.Model != s.model.Ref() {
-		if m, ok := h.resolve(st.Model); ok {
+	c, err := sessiontree.BuildContext(header, path)
+	if err != nil {
+		return nil, fmt.Errorf("harness: the session's context: %w", err)
+	}
+	s := settings{model: cfg.Model, thinking: c.ThinkingLevel, system: cfg.SystemPrompt, tools: cfg.Tools, stream: cfg.Stream}
+	if c.Model != "" && c.Model != s.model.Ref() {
+		if m, ok := h.resolve(c.Model); ok {
 			s.model = m
 		} else {
-			h.log.Warn("model recorded in the session is not available; keeping the default", "model", st.Model, "default", s.model.Ref())
+			h.log.Warn("model recorded in the session is not available; keeping the default", "model", c.Model, "default", s.model.Ref())
 		}
 	}
-	if st.ThinkingLevel != "" {
-		s.thinking = st.ThinkingLevel
+	if header != nil && header.SystemPrompt != "" {
+		s.system = header.SystemPrompt
 	}
-	if s.system == "" {
-		s.system = st.SystemPrompt
-	}
-	if st.HasTools {
-		s.tools = filterTools(cfg.Tools, st.ActiveTools)
+	if c.Tools != nil {
+		s.tools = filterTools(cfg.Tools, c.Tools)
 	}
 	s.provider = cfg.Providers[s.model.Provider]
 	h.mu.phase = PhaseIdle
 	h.mu.settings = s
-	h.mu.messages = st.Messages
+	h.mu.messages = c.Messages
 	h.mu.idle = make(chan struct{})
 	close(h.mu.idle)
 	return h, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
@@ -216,7 +217,8 @@ func TestConfigChangeDuringAToolCallAppliesToTheNextCallOnly(t *testing.T) {
 	if err := wait(t, done); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(seen, " ; ") != "one///gate ; two/high/be brief/gate,extra" {
+	// A session that never set a thinking level is at pi's default, off.
+	if strings.Join(seen, " ; ") != "one/off//gate ; two/high/be brief/gate,extra" {
 		t.Fatalf("requests: %v", seen)
 	}
 	want := "user:go | assistant::toolUse | toolResult:gate done | model_change:two | thinking_level_change | active_tools_change | custom:note | assistant:done:stop"
@@ -494,12 +496,29 @@ func TestNextTurnMessagesSurviveAFailedStart(t *testing.T) {
 	}
 }
 
-func TestReduceTakesTheSessionHeader(t *testing.T) {
-	st := harness.Reduce([]events.Entry{
-		{Type: events.EntrySession, ID: "s1", Model: "scripted/x", ThinkingLevel: "low", SystemPrompt: "sys", Tools: []string{"read"}},
-		{Type: events.EntryModelChange, ID: "e1", Provider: "scripted", ModelID: "y"},
-	})
-	if st.Model != "scripted/y" || st.ThinkingLevel != "low" || st.SystemPrompt != "sys" || !st.HasTools || st.ActiveTools[0] != "read" || st.LeafID != "e1" {
-		t.Fatalf("state = %+v", st)
+func TestTheHeaderComesWithThePath(t *testing.T) {
+	// The harness reads the header with the path: its model, thinking
+	// level, system prompt and tools rule until the log changes them.
+	sess := agenttest.NewSession(
+		events.Entry{Type: events.EntrySession, ID: "s1", Model: "scripted/x", ThinkingLevel: "low", SystemPrompt: "sys", Tools: []string{"read"}},
+		events.Entry{Type: events.EntryModelChange, Provider: "scripted", ModelID: "y"},
+	)
+	p, rec := recording(t, `{"rules":[{"reply":{"text":"ok"}}]}`)
+	h, err := harness.New(context.Background(), harness.Config{SessionID: "s1", Session: sess, SystemPrompt: "default",
+		Providers: map[string]llm.Provider{scripted.Name: rec}, Model: p.Model("one"), Models: scriptedModels(p),
+		Tools: []tool.Tool{newTool("read", nil), newTool("bash", nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Prompt(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := rec.Last()
+	var tools []string
+	for _, s := range req.Tools {
+		tools = append(tools, s.Name)
+	}
+	if req.Model.Ref() != "scripted/y" || req.ThinkingLevel != "low" || req.SystemPrompt != "sys" || strings.Join(tools, ",") != "read" {
+		t.Fatalf("request: model %s, thinking %q, system %q, tools %v", req.Model.Ref(), req.ThinkingLevel, req.SystemPrompt, tools)
 	}
 }

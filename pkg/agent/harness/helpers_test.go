@@ -172,3 +172,23 @@ func onNextTurnStop(h *harness.Harness, stop func() bool) func() {
 		return hook.NextTurnResult{Stop: stop()}, nil
 	})
 }
+
+// recording returns a scripted provider for script and a Recorder in front
+// of it.
+func recording(t testing.TB, script string) (*scripted.Provider, *agenttest.Recorder) {
+	t.Helper()
+	sc, err := scripted.Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scripted.New(sc)
+	return p, &agenttest.Recorder{Next: p}
+}
+
+// scriptedModels resolves every scripted/<id> reference to p's model id.
+func scriptedModels(p *scripted.Provider) func(string) (llm.Model, bool) {
+	return func(ref string) (llm.Model, bool) {
+		id, ok := strings.CutPrefix(ref, scripted.Name+"/")
+		return p.Model(id), ok
+	}
+}

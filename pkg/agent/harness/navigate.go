@@ -50,7 +50,7 @@ func (h *Harness) Navigate(ctx context.Context, target *string, opts NavigateOpt
 		}
 	}()
 	wctx := context.WithoutCancel(ctx)
-	path, err := h.cfg.Session.Path(wctx)
+	_, path, err := h.cfg.Session.Path(wctx)
 	if err != nil {
 		return nav, fmt.Errorf("harness: read session: %w", err)
 	}

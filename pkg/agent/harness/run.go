@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
 var errAborted = errors.New("aborted")
@@ -127,15 +128,18 @@ func (h *Harness) context(ctx context.Context) ([]events.Message, error) {
 }
 
 func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
-	path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
+	header, path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("harness: read session: %w", err)
 	}
-	st := h.cfg.Reduce(path)
+	c, err := sessiontree.BuildContext(header, path)
+	if err != nil {
+		return nil, fmt.Errorf("harness: the session's context: %w", err)
+	}
 	h.mu.Lock()
-	h.mu.messages, h.mu.stale = st.Messages, false
+	h.mu.messages, h.mu.stale = c.Messages, false
 	h.mu.Unlock()
-	return st.Messages, nil
+	return c.Messages, nil
 }
 
 func (h *Harness) loopConfig(s settings) agent.Config {

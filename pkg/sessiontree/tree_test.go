@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import "github.com/cairn-agents/cairn/pkg/events"
 

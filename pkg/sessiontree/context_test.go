@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"errors"
@@ -178,5 +178,64 @@ func BenchmarkActiveContext(b *testing.B) {
 		if _, err := BuildContext(x.Header(), x.ActivePath()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestBuildPartsCutsTheContextByEntry(t *testing.T) {
+	call := events.Entry{Type: events.EntryMessage, ID: "a", Message: &events.Message{Role: events.RoleAssistant, StopReason: events.StopToolUse,
+		Content: events.Content{Blocks: []events.Block{{Type: events.BlockToolCall, ID: "t1", Name: "bash"}, {Type: events.BlockToolCall, ID: "t2", Name: "read"}}}}}
+	path := chain(
+		userEntry("u1", "summarised away"),
+		userEntry("u2", "kept"),
+		events.Entry{Type: events.EntryModelChange, ID: "m", Provider: "openai", ModelID: "gpt-5"},
+		events.Entry{Type: events.EntryCompaction, ID: "c", Summary: "before", FirstKeptEntryID: "u2"},
+		call,
+		events.Entry{Type: events.EntryTurnInterrupted, ID: "ti", Reason: "crash"},
+		userEntry("u3", "after"),
+	)
+	ctx, parts, err := BuildParts(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range parts {
+		var roles []string
+		for _, m := range p.Messages {
+			roles = append(roles, m.Role)
+		}
+		got = append(got, fmt.Sprintf("%s:%s", path[p.Index].ID, strings.Join(roles, "+")))
+	}
+	want := "c:compactionSummary u2:user m: a:assistant ti:toolResult+toolResult u3:user"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("parts = %s\nwant    %s", strings.Join(got, " "), want)
+	}
+	if len(ctx.Messages) != 6 || &parts[4].Messages[0] != &ctx.Messages[3] {
+		t.Fatalf("the parts' messages must be the context's own: %d messages", len(ctx.Messages))
+	}
+	if plain, err := BuildContext(nil, path); err != nil || render(plain) != render(ctx) {
+		t.Fatalf("BuildContext differs from BuildParts: %v\n%s%s", err, render(plain), render(ctx))
+	}
+}
+
+func TestMessagesOfARunOffTheRoot(t *testing.T) {
+	// The part of a branch after its fork point: it does not start at a
+	// root, and a compaction in it rules nothing.
+	run := chain(userEntry("x", "0"),
+		events.Entry{Type: events.EntryMessage, ID: "a", Message: &events.Message{Role: events.RoleAssistant, StopReason: events.StopToolUse,
+			Content: events.Content{Blocks: []events.Block{{Type: events.BlockToolCall, ID: "t1", Name: "bash"}}}}},
+		events.Entry{Type: events.EntryCompaction, ID: "c", Summary: "s", FirstKeptEntryID: "a"},
+		events.Entry{Type: events.EntryBranchSummary, ID: "b", FromID: "z"},
+		events.Entry{Type: events.EntryTurnInterrupted, ID: "ti", Reason: "crash"},
+	)[1:]
+	msgs, err := Messages(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[0].Role != events.RoleAssistant || msgs[1].Role != events.RoleToolResult || msgs[1].ToolCallID != "t1" {
+		t.Fatalf("messages = %+v, want the call and its made-up result", msgs)
+	}
+	_, err = Messages([]events.Entry{{Type: events.EntryMessage, ID: "m"}})
+	if !errors.Is(err, ErrInvalidPath) || !strings.Contains(err.Error(), `path entry 0 ("m"): is a message entry without a message`) {
+		t.Fatalf("a message entry without a message: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"fmt"
@@ -10,7 +10,8 @@ import (
 // FuzzTreeAndContext builds a session the way the session operations do
 // (each entry under the current position, leaf entries moving it) from
 // arbitrary bytes, and checks that the index agrees with the simulated
-// position, that paths are chains and that the reducer accepts every path.
+// position, that paths are chains, that the reducer accepts every path and
+// that its parts are its context.
 func FuzzTreeAndContext(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 0, 4, 0, 3, 1, 0, 6, 7, 5})
 	f.Add([]byte{0, 0, 3, 0, 0, 4, 9, 0, 4, 2, 7})
@@ -72,6 +73,9 @@ func FuzzTreeAndContext(f *testing.F) {
 		}
 		if ctx.CompactionID != "" && ctx.Messages[0].Role != events.RoleCompactionSummary {
 			t.Fatalf("with compaction %s the first message is %q", ctx.CompactionID, ctx.Messages[0].Role)
+		}
+		if err := partsAgree(x.Header(), path, ctx); err != nil {
+			t.Fatal(err)
 		}
 		tr := x.Tree()
 		active := 0

@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"time"
@@ -27,10 +27,6 @@ func (r *reducer) add(i int, e *events.Entry) error {
 	case events.EntryMessage:
 		m := e.Message
 		switch m.Role {
-		case events.RoleBashExecution:
-			if m.ExcludeFromContext {
-				return nil
-			}
 		case events.RoleAssistant:
 			r.pending = r.pending[:0]
 			for _, b := range m.Content.Blocks {

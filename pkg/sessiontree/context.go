@@ -1,4 +1,4 @@
-package session
+package sessiontree
 
 import (
 	"errors"
@@ -67,7 +67,8 @@ func pathErr(i int, id, format string, args ...any) error {
 	return &ContextError{Index: i, EntryID: id, Problem: fmt.Sprintf(format, args...)}
 }
 
-// BuildContext is the context reducer. It is pure: no I/O, no clock, the
+// BuildContext is the context reducer: what a model is sent from a branch of
+// a session, and what `/context` shows. It is pure: no I/O, no clock, the
 // same input always gives the same output.
 //
 // header is the session's `session` entry (nil when unknown); path is the
@@ -81,15 +82,19 @@ func pathErr(i int, id, format string, args ...any) error {
 //   - model: the header's Model, then every model_change (provider/modelId)
 //     and every assistant message that names its provider and model (pi);
 //   - thinking level: the header's ThinkingLevel, then thinking_level_change;
+//     [DefaultThinkingLevel] when neither sets one (pi);
 //   - tools: the header's Tools, then active_tools_change (a replacement).
 //
 // Messages: without a compaction on the path, every entry contributes in
 // order. With compactions, the last one rules: its summary comes first (a
 // compactionSummary message), then the entries from its firstKeptEntryId up
 // to it, then the entries after it. What an entry contributes:
-//   - message: its message, except a bashExecution with excludeFromContext;
+//   - message: its message, whatever its role (a bashExecution with
+//     excludeFromContext too: the conversion to provider messages leaves it
+//     out, as pi's convertToLlm does);
 //   - custom_message: a custom message (customType, content, display, details);
-//   - branch_summary with a summary: a branchSummary message;
+//   - branch_summary with a summary: a branchSummary message (pi sends no
+//     empty one);
 //   - turn_interrupted: for each tool call of the last assistant message
 //     before it that has no result yet, a toolResult with isError set that
 //     says the call was interrupted, so every call has its result;
@@ -99,9 +104,54 @@ func pathErr(i int, id, format string, args ...any) error {
 // Summary, custom and synthetic messages take their timestamp from their
 // entry (Unix milliseconds). Errors are [*ContextError]s naming the entry.
 func BuildContext(header *events.Entry, path []events.Entry) (Context, error) {
+	ctx, _, err := build(header, path, false)
+	return ctx, err
+}
+
+// Part is what one entry of a path contributes to its context.
+type Part struct {
+	// Index is the entry's position in the path.
+	Index int
+	// Messages are its messages, shared with [Context.Messages]: none (a
+	// settings change, a label...), one, or the results a turn_interrupted
+	// makes up. The ruling compaction's part holds its summary.
+	Messages []events.Message
+}
+
+// BuildParts is [BuildContext] entry by entry, for code that cuts a context
+// at an entry (compaction): it also returns one [Part] for every entry the
+// messages are built from, in context order — the ruling compaction first
+// (its summary), then the entries from its firstKeptEntryId up to it, then
+// those after it; every entry of the path without a compaction. Parts with
+// no message are included. Their messages, concatenated, are the context's
+// messages.
+func BuildParts(header *events.Entry, path []events.Entry) (Context, []Part, error) {
+	return build(header, path, true)
+}
+
+// Messages returns what a run of entries contributes, each entry as it
+// would on a path, in order, with no compaction rule (a compaction entry
+// contributes nothing) and no check that the run starts at a root: the
+// messages of a branch a navigation leaves. Errors are [*ContextError]s.
+func Messages(entries []events.Entry) ([]events.Message, error) {
+	r := reducer{msgs: make([]events.Message, 0, len(entries))}
+	r.pending = r.pendingBuf[:0]
+	for i := range entries {
+		e := &entries[i]
+		if e.Type == events.EntryMessage && e.Message == nil {
+			return nil, pathErr(i, e.ID, "is a message entry without a message")
+		}
+		if err := r.add(i, e); err != nil {
+			return nil, err
+		}
+	}
+	return r.msgs, nil
+}
+
+func build(header *events.Entry, path []events.Entry, withParts bool) (Context, []Part, error) {
 	var ctx Context
 	if err := checkPath(header, path); err != nil {
-		return ctx, err
+		return ctx, nil, err
 	}
 
 	// Pass 1: settings, and the ruling compaction.
@@ -163,55 +213,80 @@ func BuildContext(header *events.Entry, path []events.Entry) (Context, error) {
 		}
 	}
 
-	// Pass 2: messages.
-	// Every entry in the emitted range gives at most one message (but for
+	// Pass 2: messages, over the range: the ruling compaction, the kept
+	// entries before it, the entries after it (the whole path without one).
+	// Every entry in the range gives at most one message (but for
 	// turn_interrupted, rare), so its length is the capacity needed.
+	from, to := 0, len(path) // the kept entries before the compaction
+	if compaction >= 0 {
+		from, to = compaction, compaction
+		if firstKept >= 0 {
+			from = firstKept
+		}
+	}
 	size := len(path)
 	if compaction >= 0 {
-		size = len(path) - compaction // the summary and what follows
-		if firstKept >= 0 {
-			size += compaction - firstKept
-		}
+		size = to - from + len(path) - compaction // the summary, the kept, the rest
 	}
 	r := reducer{msgs: make([]events.Message, 0, size)}
 	r.pending = r.pendingBuf[:0]
-	if compaction < 0 {
-		for i := range path {
-			if err := r.add(i, &path[i]); err != nil {
-				return Context{}, err
+	var spans []span
+	if withParts {
+		spans = make([]span, 0, size)
+	}
+	add := func(i int) error {
+		start := len(r.msgs)
+		if i == compaction {
+			c := &path[i]
+			ts, err := millis(i, c)
+			if err != nil {
+				return err
 			}
+			r.msgs = append(r.msgs, events.Message{
+				Role:         events.RoleCompactionSummary,
+				Summary:      c.Summary,
+				TokensBefore: c.TokensBefore,
+				Timestamp:    ts,
+			})
+		} else if err := r.add(i, &path[i]); err != nil {
+			return err
 		}
-		ctx.Messages = r.msgs
-		return ctx, nil
+		if withParts {
+			spans = append(spans, span{index: i, start: start, end: len(r.msgs)})
+		}
+		return nil
 	}
-	c := &path[compaction]
-	ctx.CompactionID = c.ID
-	ctx.FirstKeptMissing = firstKept < 0
-	ts, err := millis(compaction, c)
-	if err != nil {
-		return Context{}, err
-	}
-	r.msgs = append(r.msgs, events.Message{
-		Role:         events.RoleCompactionSummary,
-		Summary:      c.Summary,
-		TokensBefore: c.TokensBefore,
-		Timestamp:    ts,
-	})
-	if firstKept >= 0 {
-		for i := firstKept; i < compaction; i++ {
-			if err := r.add(i, &path[i]); err != nil {
-				return Context{}, err
-			}
+	if compaction >= 0 {
+		ctx.CompactionID = path[compaction].ID
+		ctx.FirstKeptMissing = firstKept < 0
+		if err := add(compaction); err != nil {
+			return Context{}, nil, err
 		}
 	}
-	for i := compaction + 1; i < len(path); i++ {
-		if err := r.add(i, &path[i]); err != nil {
-			return Context{}, err
+	for i := from; i < to; i++ {
+		if err := add(i); err != nil {
+			return Context{}, nil, err
+		}
+	}
+	for i := compaction + 1; compaction >= 0 && i < len(path); i++ {
+		if err := add(i); err != nil {
+			return Context{}, nil, err
 		}
 	}
 	ctx.Messages = r.msgs
-	return ctx, nil
+	if !withParts {
+		return ctx, nil, nil
+	}
+	parts := make([]Part, len(spans))
+	for k, s := range spans {
+		parts[k] = Part{Index: s.index, Messages: r.msgs[s.start:s.end:s.end]}
+	}
+	return ctx, parts, nil
 }
+
+// span is where a part's messages are in the context, recorded while the
+// message slice may still grow.
+type span struct{ index, start, end int }
 
 // checkPath verifies that header is a header and that path is a chain from a
 // root, each entry the child of the one before.
