@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -70,11 +71,13 @@ func toolrunnerMain() int {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
 		for !r.Ready() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-tick.C:
 			}
 		}
 		fmt.Printf("READY %s\n", r.HTTPAddr())
@@ -460,17 +463,17 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 			t.Errorf("projector close: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for p.Applied() == 0 || p.Lag() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("projector applied %d, lag %d after 30s", p.Applied(), p.Lag())
-		}
+	kittest.Eventually(t, 30*time.Second, "projector caught up", func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("projector stopped: %v", err)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		if p.Applied() == 0 || p.Lag() > 0 {
+			return fmt.Errorf("applied %d, lag %d", p.Applied(), p.Lag())
+		}
+		return nil
+	})
 	ops := httptest.NewServer(p.OpsHandler())
 	defer ops.Close()
 	metrics["projector"] = scrape(t, ops.URL+"/metrics")
@@ -506,11 +509,5 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 // waitFor polls cond until it holds, for at most 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	kittest.Eventually(t, 30*time.Second, what, cond)
 }

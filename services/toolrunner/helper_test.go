@@ -54,11 +54,13 @@ func runnerMain() int {
 		return 1
 	}
 	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
 		for !r.Ready() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-tick.C:
 			}
 		}
 		fmt.Printf("READY %s\n", r.HTTPAddr())
