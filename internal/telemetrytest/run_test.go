@@ -408,11 +408,8 @@ func send(t testing.TB, nc *nats.Conn, n events.Names, cmd events.Command) {
 // waitReply polls the session's log until its last assistant message says want.
 func waitReply(t testing.TB, log session.Log, sid, want string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	last := ""
-	for time.Now().Before(deadline) {
+	kittest.Eventually(t, 60*time.Second, fmt.Sprintf("reply %q", want), func() error {
 		if recs, err := log.Read(context.Background(), sid, 0); err == nil {
 			for _, r := range recs {
 				if m := r.Entry.Message; m != nil && m.Role == events.RoleAssistant {
@@ -420,12 +417,11 @@ func waitReply(t testing.TB, log session.Log, sid, want string) {
 				}
 			}
 			if strings.TrimSpace(last) == want {
-				return
+				return nil
 			}
 		}
-		<-tick.C
-	}
-	t.Fatalf("no reply %q within 60s; last assistant message: %q", want, last)
+		return fmt.Errorf("last assistant message: %q", last)
+	})
 }
 
 func scrape(t *testing.T, url string) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
@@ -71,17 +72,7 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 	}()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.NewTimer(30 * time.Second)
-		defer deadline.Stop()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for !cond() {
-			select {
-			case <-deadline.C:
-				t.Fatalf("%s: not within 30s", what)
-			case <-tick.C:
-			}
-		}
+		kittest.Eventually(t, 30*time.Second, what, cond)
 	}
 
 	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
