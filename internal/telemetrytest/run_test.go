@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -45,13 +44,7 @@ import (
 //
 // With CAIRN_TT_ROLE=gateway it runs a gateway the same way.
 func TestMain(m *testing.M) {
-	switch os.Getenv("CAIRN_TT_ROLE") {
-	case "toolrunner":
-		os.Exit(toolrunnerMain())
-	case "gateway":
-		os.Exit(gatewayMain())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"toolrunner": toolrunnerMain, "gateway": gatewayMain})
 }
 
 func toolrunnerMain() int {
@@ -237,7 +230,7 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 	}
 
 	// The toolrunner, in its own process.
-	childEnv := []string{"CAIRN_TT_ROLE=toolrunner", "CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
+	childEnv := []string{"CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
 	if content {
 		childEnv = append(childEnv, "CAIRN_TT_CONTENT=1")
 	}
@@ -289,7 +282,7 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 		send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
 	} else {
 		// Through a gateway process, over HTTP.
-		gw = startChild(t, "gateway", []string{"CAIRN_TT_ROLE=gateway", "CAIRN_TT_NATS=" + srv.ClientURL()})
+		gw = startChild(t, "gateway", []string{"CAIRN_TT_NATS=" + srv.ClientURL()})
 		via(t, "http://"+gw.addr)
 	}
 	waitReply(t, sessions, "s1", completion)
@@ -342,8 +335,7 @@ type child struct {
 func startChild(t *testing.T, role string, env []string) *child {
 	t.Helper()
 	c := &child{log: &lockedBuffer{}}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
+	cmd := kittest.Command(role, env...)
 	cmd.Stderr = c.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

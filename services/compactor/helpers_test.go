@@ -28,10 +28,7 @@ import (
 // set it runs compactor.Run over the script in CAIRN_TEST_SCRIPT, so tests
 // start and kill -9 real processes.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_TEST_COMPACTOR") != "" {
-		os.Exit(compactorMain())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"compactor": compactorMain})
 }
 
 func compactorMain() int {
@@ -123,15 +120,7 @@ func (p *platform) startCompactor(t testing.TB, m compactor.Models, name string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("compactor %s: %v", name, err)
-		}
-	})
+	kittest.Run(t, context.Background(), "compactor "+name, c.Run)
 	waitFor(t, "compactor ready", c.Ready)
 }
 

@@ -94,22 +94,7 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			p.t.Errorf("orchestrator: %v", err)
-		}
-	}
-	p.t.Cleanup(stop)
-	return stop
+	return kittest.Run(p.t, context.Background(), "orchestrator", o.Run)
 }
 
 func (p *platform) send(cmd events.Command) {

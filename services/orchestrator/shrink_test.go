@@ -61,15 +61,7 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer kittest.Run(t, context.Background(), "orchestrator", o.Run)()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
 		kittest.Eventually(t, 30*time.Second, what, cond)
