@@ -87,7 +87,7 @@ func TestProjectorCommands(t *testing.T) {
 				return nil
 			}
 		}
-		return fmt.Errorf("not caught up (%v); stderr:\n%s", err, stderr.String())
+		return withStderr{fmt.Errorf("not caught up (%v)", err), &stderr}
 	})
 	resp, err := http.Get("http://" + addr + "/v1/sessions")
 	if err != nil {

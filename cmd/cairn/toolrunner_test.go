@@ -33,7 +33,7 @@ func TestToolrunnerCommandServesAndStopsCleanly(t *testing.T) {
 		if err == nil && r.Pool == "cmdtest" {
 			return nil
 		}
-		return fmt.Errorf("%v\n%s", err, stderr.String())
+		return withStderr{err, &stderr}
 	})
 	cancel()
 	if c := <-code; c != 0 {
@@ -50,3 +50,12 @@ func TestToolrunnerCommandNeedsAWorkspaceRoot(t *testing.T) {
 		t.Errorf("stderr = %q, want it to name the workspace root", stderr.String())
 	}
 }
+
+// withStderr is an error that shows a command's stderr, read only when the
+// error is printed (the command may still be writing it until then).
+type withStderr struct {
+	err    error
+	stderr *bytes.Buffer
+}
+
+func (e withStderr) Error() string { return fmt.Sprintf("%v; stderr:\n%s", e.err, e.stderr.String()) }

@@ -89,7 +89,7 @@ type Children map[string]func() int
 // children, it runs that child and exits with its code. Otherwise it runs
 // the tests and exits non-zero if they failed or if a goroutine outlived
 // them. ignore lists goroutines a package knowingly leaves running (see
-// goleak.IgnoreTopFunction).
+// goleak.IgnoreTopFunction), besides the library leaks Main always allows.
 func Main(m *testing.M, children Children, ignore ...goleak.Option) {
 	if role := os.Getenv(childEnv); role != "" {
 		child, ok := children[role]
@@ -99,7 +99,18 @@ func Main(m *testing.M, children Children, ignore ...goleak.Option) {
 		}
 		os.Exit(child())
 	}
-	goleak.VerifyTestMain(m, ignore...)
+	goleak.VerifyTestMain(m, append(knownLeaks(), ignore...)...)
+}
+
+// knownLeaks are goroutines libraries leave behind through no fault of the
+// code under test.
+func knownLeaks() []goleak.Option {
+	return []goleak.Option{
+		// nats.go v1.55: JetStream.CleanupPublisher sets the status channel
+		// to nil before this goroutine reads it, which then blocks on a nil
+		// channel for good.
+		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
+	}
 }
 
 // Command returns a command that re-executes the running test binary as the
