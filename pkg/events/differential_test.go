@@ -129,15 +129,6 @@ func differentialSeeds(tb testing.TB) (seeds [][]byte, kinds []string) {
 	return seeds, kinds
 }
 
-func readFile(tb testing.TB, path string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return bytes.TrimSpace(b)
-}
-
 // TestDifferentialSeeds runs every decoder on the golden files, the pi
 // sessions, and the hand-written inputs below.
 func TestDifferentialSeeds(t *testing.T) {
