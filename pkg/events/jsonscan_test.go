@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -148,8 +149,15 @@ func keys(m map[string]json.RawMessage) []string {
 }
 
 func TestScanSeeds(t *testing.T) {
-	for _, s := range append(scanSeeds, trickyInputs...) {
-		data := []byte(s)
+	seeds := [][]byte{}
+	for _, s := range scanSeeds {
+		seeds = append(seeds, []byte(s))
+	}
+	corpus, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzDecoders", "*"))
+	for _, p := range corpus {
+		seeds = append(seeds, corpusInputs(t, p)...)
+	}
+	for _, data := range seeds {
 		if got, want := validJSON(data), json.Valid(data); got != want {
 			t.Errorf("validJSON(%q) = %v, json.Valid = %v", data, got, want)
 		}

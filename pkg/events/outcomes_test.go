@@ -21,8 +21,8 @@ import (
 // instead of encoding/json into maps at every level; an appending writer
 // instead of json.Marshal per member), and checked then against the code
 // they replaced by differential tests. Those old implementations are gone;
-// what they agreed on is frozen in testdata/outcomes, and the tests here
-// hold today's code to it:
+// what they agreed on is frozen in testdata/outcomes (written with the old
+// code checking every input), and the tests here hold today's code to it:
 //
 //   - decode.txt: every decoder on every input of testdata/fuzz, every
 //     golden file and every pi session file, with its outcome in full (the
@@ -319,7 +319,6 @@ func TestDecodeOutcomes(t *testing.T) {
 	for i, in := range inputs {
 		lines = append(lines, "== "+names[i])
 		for _, c := range codecs() {
-			oracleDecode(t, c.name, in)
 			lines = append(lines, c.name+" "+run(c, in).format(in))
 		}
 	}
@@ -385,7 +384,6 @@ func TestDecodeDigests(t *testing.T) {
 			var g group
 			for line := range bytes.Lines(b) {
 				if line = bytes.TrimSpace(line); len(line) > 0 {
-					oracleDecode(t, c.name, line)
 					g.add(run(c, line))
 				}
 			}
@@ -398,11 +396,9 @@ func TestDecodeDigests(t *testing.T) {
 			var g group
 			for _, r := range replacements {
 				in := slices.Concat(s.data[:sp.start], []byte(r), s.data[sp.end:])
-				oracleDecode(t, c.name, in)
 				g.add(run(c, in))
 				if s.kind != "entry" {
 					spread := spreadOut(in)
-					oracleDecode(t, c.name, spread)
 					g.add(run(c, spread))
 				}
 			}
@@ -411,7 +407,6 @@ func TestDecodeDigests(t *testing.T) {
 		if s.kind == "entry" && len(s.data) < 400 {
 			var g group
 			for n := range len(s.data) {
-				oracleDecode(t, c.name, s.data[:n])
 				g.add(run(c, s.data[:n]))
 			}
 			lines = append(lines, g.line("cut "+s.name))
@@ -645,7 +640,6 @@ func TestEncodeDigests(t *testing.T) {
 			var order []string
 			eachMutation(reflect.ValueOf(v), "", func(path string) {
 				checks++
-				oracleEncode(t, c.name, v)
 				g := groups[path]
 				if g == nil {
 					g = new(group)
@@ -781,7 +775,6 @@ func TestEncodeValues(t *testing.T) {
 	var lines []string
 	for i, sd := range encodeValueSeeds {
 		for _, nv := range encodeValues(sd.s, sd.x, sd.n, sd.raw, sd.key) {
-			oracleEncode(t, nv.codec, nv.v)
 			var r result
 			out, err := codecNamed(t, nv.codec).encode(nv.v)
 			if err != nil {
@@ -793,4 +786,44 @@ func TestEncodeValues(t *testing.T) {
 		}
 	}
 	checkOutcomes(t, "values.txt", "# The encoders on the values of FuzzEncodeValues's seeds: go test -update rewrites this file (outcomes_test.go).\n", lines)
+}
+
+// FuzzEncodeValues encodes values built from the fuzzer's string, number,
+// integer, raw JSON and key: an encoder writes valid JSON or fails (raw JSON
+// that is not valid is written as it is, in entries, messages and blocks),
+// and the canonical form of what its decoder reads back is a fixed point.
+func FuzzEncodeValues(f *testing.F) {
+	for _, sd := range encodeValueSeeds {
+		f.Add(sd.s, sd.x, sd.n, sd.raw, sd.key)
+	}
+	f.Fuzz(func(t *testing.T, s string, x float64, n int64, raw []byte, key string) {
+		for _, nv := range encodeValues(s, x, n, raw, key) {
+			c := codecNamed(t, nv.codec)
+			out, err := c.encode(nv.v)
+			if err != nil {
+				continue
+			}
+			if json.Valid(raw) && !json.Valid(out) {
+				t.Fatalf("%s: wrote invalid JSON %q", nv.name, out)
+			}
+			if nv.codec == "event-message" || nv.codec == "toolresult-block" {
+				continue // written inside an envelope: not what c decodes
+			}
+			v, err := c.decode(out)
+			if err != nil {
+				continue // a value its decoder refuses (an empty id, ...)
+			}
+			b1, err := c.encode(v)
+			if err != nil {
+				t.Fatalf("%s: encode of a decoded value failed: %v", nv.name, err)
+			}
+			v, err = c.decode(b1)
+			if err != nil {
+				t.Fatalf("%s: decode of the canonical form %s failed: %v", nv.name, b1, err)
+			}
+			if b2, err := c.encode(v); err != nil || !bytes.Equal(b1, b2) {
+				t.Fatalf("%s: encode→decode→encode is not stable:\n1: %s\n2: %s %v", nv.name, b1, b2, err)
+			}
+		}
+	})
 }
