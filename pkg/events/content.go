@@ -181,14 +181,9 @@ func (c *Content) write(w *jsonx.Writer) {
 // UnmarshalJSON accepts a string or an array of blocks.
 func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
-	ix := jsonx.NewIndex(data)
-	if ix == nil {
-		if len(data) > 0 && data[0] == '"' {
-			var s string
-			err := json.Unmarshal(data, &s)
-			return fieldErr("", "invalid string: %v", err)
-		}
-		return fieldErr("", "must be a string or an array of content blocks, got %s", jsonx.Kind(data))
+	ix, err := jsonx.Check(data)
+	if err != nil {
+		return fieldError(err)
 	}
 	defer ix.Release()
 	return c.decode(data, ix.Root())

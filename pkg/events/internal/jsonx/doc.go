@@ -6,7 +6,7 @@
 //
 // # Reading
 //
-// A document is validated once, all of it, by [NewIndex] (through
+// A document is validated once, all of it, by [Check] or [NewIndex] (through
 // [ReadObject] or [IndexObject]): one JSON value per RFC 8259 with only
 // whitespace around it, strings holding any byte but a control character
 // (invalid UTF-8 included), at most 10000 nested arrays and objects. The
@@ -34,7 +34,23 @@
 // # Errors
 //
 // Problems with a value are of type [*Error]: the value's path, e.g.
-// "message.content[2].type" ("" for the document), and what is wrong.
+// "message.content[2].type" ("" for the document), and what is wrong, in
+// words of this package, the same whatever the Go release:
+//
+//   - invalid JSON at offset 17: want ',' or '}', got 'x' — [Check] says where
+//     (the 0-based offset of the first byte that cannot be there) and why:
+//     want a value, a member's key, ':' after it, ',' or a closing bracket, a
+//     digit, a literal, the end of the input; the input ends inside a string;
+//     a control character or an invalid escape in a string; more than 10000
+//     nested arrays and objects. What was found is 'x' for printable ASCII,
+//     byte 0x0b otherwise, or the end of the input;
+//   - must be a string, got a number — a value of the wrong kind ([Kind]
+//     names what was found); a number that does not fit is named as it is
+//     written: must be an integer between -128 and 127, got 128;
+//   - is required, is required (null is allowed).
+//
+// [Reader.DecodeKnown] lets encoding/json decide, and when it refuses finds
+// the first member it refused, in key order, and says why in these words.
 //
 // # Concurrency
 //

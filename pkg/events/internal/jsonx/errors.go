@@ -1,9 +1,6 @@
 package jsonx
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Error is a problem with one value of a decoded document.
 type Error struct {
@@ -20,21 +17,4 @@ func (e *Error) Error() string {
 
 func fieldErr(field, format string, args ...any) error {
 	return &Error{Field: field, Problem: fmt.Sprintf(format, args...)}
-}
-
-// prefixed returns err with its field path placed under prefix.
-func prefixed(prefix string, err error) error {
-	var e *Error
-	if !errors.As(err, &e) || prefix == "" {
-		return err
-	}
-	field := prefix
-	switch {
-	case e.Field == "":
-	case e.Field[0] == '[':
-		field += e.Field
-	default:
-		field += "." + e.Field
-	}
-	return &Error{Field: field, Problem: e.Problem}
 }

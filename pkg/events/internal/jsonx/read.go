@@ -3,7 +3,7 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -31,9 +31,9 @@ type Reader struct {
 // ReadObject reads data, which must be valid JSON, all of it, holding an
 // object. Call Release when done.
 func ReadObject(data []byte) (Reader, error) {
-	ix := NewIndex(data)
-	if ix == nil {
-		return Reader{}, notObject(data, "")
+	ix, err := Check(data)
+	if err != nil {
+		return Reader{}, err
 	}
 	r, err := ReadValidObject(data, Path{ix: ix})
 	if err != nil {
@@ -79,30 +79,24 @@ func (r *Reader) Release() {
 	r.data, r.ms = nil, nil
 }
 
-// notObject is the error for data that is not a JSON object, worded by
-// encoding/json as it always was.
+// notObject is the error for data, valid JSON, that is not an object.
 func notObject(data []byte, path string) error {
-	var m map[string]json.RawMessage
-	err := json.Unmarshal(data, &m)
-	return &Error{Field: path, Problem: "must be a JSON object: " + describeJSONErr(err, data)}
+	return fieldErr(path, "must be a JSON object, got %s", Kind(data))
 }
 
 // IndexObject validates data, all of it, and returns its index for a
 // decoder that reads it with ReadValidObject from ix.Root(). Release the
 // index after.
 func IndexObject(data []byte) (*Index, error) {
-	ix := NewIndex(data)
-	if ix == nil {
-		return nil, notObject(data, "")
+	ix, err := Check(data)
+	if err != nil {
+		return nil, err
+	}
+	if d := TrimSpace(data); d[0] != '{' {
+		ix.Release()
+		return nil, notObject(d, "")
 	}
 	return ix, nil
-}
-
-func describeJSONErr(err error, data []byte) string {
-	if err == nil {
-		return "got " + Kind(data)
-	}
-	return err.Error()
 }
 
 // Kind names the kind of the JSON value data in errors: "an object", "an
@@ -306,12 +300,12 @@ func (r *Reader) intValue(k string, v []byte) int64 {
 	if n, ok := parseInt(v); ok {
 		return n
 	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		// Accept integral floats such as 1.7e12 written by JavaScript.
-		var f float64
-		if json.Unmarshal(v, &f) != nil || f != float64(int64(f)) {
-			r.Fail(k, "must be an integer, got %s", string(v))
+		f, ok := number(v)
+		if !ok || f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
+			r.Fail(k, "%s", intProblem(v, f, ok))
 			return 0
 		}
 		n = int64(f)
@@ -338,38 +332,23 @@ func (r *Reader) Strings(k string, required bool) []string {
 		}
 		return nil
 	}
-	if s, ok := plainStrings(v); ok {
-		return s
-	}
-	// Anything but an array of strings: encoding/json decides (a null
-	// element is "") and words the error.
-	var s []string
-	if err := json.Unmarshal(v, &s); err != nil {
-		r.Fail(k, "must be an array of strings, got %s", Kind(v))
-	}
-	if s == nil {
-		s = []string{}
-	}
-	return s
-}
-
-// plainStrings decodes v if it is an array whose elements are all strings.
-func plainStrings(v []byte) ([]string, bool) {
 	if v[0] != '[' {
-		return nil, false
+		r.Fail(k, "must be an array of strings, got %s", Kind(v))
+		return []string{}
 	}
-	s := make([]string, 0, countElements(v, nil))
-	err := forElements(v, nil, func(_ int, e []byte) error {
-		if e[0] != '"' {
-			return errNotString
+	s := make([]string, countElements(v, r.path.ix))
+	forElements(v, r.path.ix, func(i int, e []byte) error {
+		switch e[0] {
+		case '"':
+			s[i] = Unquote(e)
+		case 'n': // null: ""
+		default:
+			r.SetErr(fieldErr(r.path.Key(k).Elem(i).String(), "must be a string, got %s", Kind(e)))
 		}
-		s = append(s, Unquote(e))
 		return nil
 	})
-	return s, err == nil
+	return s
 }
-
-var errNotString = errors.New("not a string")
 
 // Raw reads any JSON value, compacted; required means it must be present and
 // not null.
@@ -440,14 +419,46 @@ func (r *Reader) Float(k string) float64 {
 	if !ok || IsNull(v) {
 		return 0
 	}
-	if c := v[0]; c == '-' || c >= '0' && c <= '9' { // a JSON number
-		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-			return f // what encoding/json gives
-		}
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
+	f, ok := number(v)
+	switch {
+	case !ok && Kind(v) == "a number":
+		r.Fail(k, "must be a number between -1.8e308 and 1.8e308, got %s", describeValue(v))
+	case !ok:
 		r.Fail(k, "must be a number, got %s", Kind(v))
 	}
 	return f
+}
+
+// intProblem says why v, a valid JSON value, is not an int64; f and ok are
+// what number made of it.
+func intProblem(v []byte, f float64, ok bool) string {
+	switch {
+	case Kind(v) != "a number":
+		return "must be an integer, got " + Kind(v)
+	case !ok || f == math.Trunc(f):
+		return "must be an integer between -9223372036854775808 and 9223372036854775807, got " + describeValue(v)
+	}
+	return "must be an integer, got " + describeValue(v)
+}
+
+// number decodes v, a valid JSON value, if it is a number a float64 holds
+// (not beyond ±1.8e308).
+func number(v []byte) (float64, bool) {
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+// describeValue names v, a valid JSON value, in errors: a number as it is
+// written (up to 40 bytes), else its kind.
+func describeValue(v []byte) string {
+	if Kind(v) != "a number" {
+		return Kind(v)
+	}
+	if len(v) > 40 {
+		return string(v[:40]) + "..."
+	}
+	return string(v)
 }

@@ -196,8 +196,7 @@ func countElements(arr []byte, ix *Index) int {
 }
 
 // plainUTF8 reports whether the inside of a valid JSON string decodes to
-// itself: no escapes, and valid UTF-8 (encoding/json replaces invalid bytes
-// with U+FFFD).
+// itself: no escapes, and valid UTF-8 (invalid bytes decode to U+FFFD).
 func plainUTF8(s []byte) bool {
 	if len(s) < 32 { // keys, names, ids: a loop beats two calls
 		for _, c := range s {
@@ -223,7 +222,7 @@ func Unquote(v []byte) string {
 
 // appendUnquoted appends the decoded inside of a valid JSON string to dst:
 // escapes resolved, a \u escape of a lone surrogate and each byte of invalid
-// UTF-8 replaced by U+FFFD, as encoding/json does.
+// UTF-8 replaced by U+FFFD.
 func appendUnquoted(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		j := plainRunEnd(s, i)
@@ -302,7 +301,7 @@ func hex4(h []byte) rune {
 }
 
 // compactValid returns a copy of v, a valid JSON value, without insignificant
-// whitespace: what json.Compact gives.
+// whitespace.
 func compactValid(v []byte) []byte {
 	out := make([]byte, 0, len(v))
 	start := 0
@@ -343,8 +342,9 @@ func parseInt(b []byte) (n int64, ok bool) {
 	return n, true
 }
 
-// appendMarshalled appends v, valid JSON, as json.Marshal writes it when it
-// is a json.RawMessage: compacted, with <, >, & and U+2028, U+2029 escaped.
+// appendMarshalled appends v, valid JSON, compacted, with <, > and & and
+// U+2028, U+2029 escaped in strings (as json.Marshal writes a
+// json.RawMessage: what DecodeKnown hands to encoding/json).
 func appendMarshalled(dst, v []byte) []byte {
 	const hex = "0123456789abcdef"
 	start, inString := 0, false

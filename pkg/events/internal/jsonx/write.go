@@ -124,7 +124,7 @@ func (w *Writer) OptInt(k string, v int64) {
 // hold, are an error.
 func (w *Writer) Float(k string, v float64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		w.fail(k, &json.UnsupportedValueError{Str: strconv.FormatFloat(v, 'g', -1, 64)})
+		w.fail(k, fmt.Errorf("%v cannot be written in JSON, which has no NaN or infinities", v))
 		return
 	}
 	w.B = appendJSONFloat(w.keyed(k), v)
@@ -178,9 +178,9 @@ func (w *Writer) Raw(k string, v json.RawMessage) {
 		w.B = append(w.keyed(k), v...)
 		return
 	}
-	ix := NewIndex(v)
-	if ix == nil {
-		w.fail(k, fmt.Errorf("invalid JSON value %q", v))
+	ix, err := Check(v)
+	if err != nil {
+		w.fail(k, fmt.Errorf("a raw value must be valid JSON, got %q (%v)", string(v), err))
 		return
 	}
 	ix.Release()
@@ -245,8 +245,8 @@ func Valid(data []byte) bool {
 	return ix != nil
 }
 
-// appendJSONString appends s quoted as encoding/json quotes it: invalid UTF-8
-// becomes U+FFFD, U+2028 and U+2029 are escaped, and, with html, so are <, >
+// appendJSONString appends s quoted as the package doc states: invalid UTF-8
+// becomes \ufffd, U+2028 and U+2029 are escaped, and, with html, so are <, >
 // and &.
 func appendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
@@ -312,8 +312,8 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe holds the ASCII bytes encoding/json writes as they are in a
-// string; jsonSafeHTML the same less <, > and &.
+// jsonSafe holds the ASCII bytes written as they are in a string;
+// jsonSafeHTML the same less <, > and &.
 var jsonSafe, jsonSafeHTML = func() (safe, html [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		safe[c] = c != '"' && c != '\\'
@@ -323,8 +323,8 @@ var jsonSafe, jsonSafeHTML = func() (safe, html [256]bool) {
 }()
 
 // plainStringRunEnd returns the index of the first byte of s at or after i
-// that encoding/json does not write as it is in a string (HTML escaping
-// off), or that starts a multi-byte character; or len(s).
+// that is not written as it is in a string (HTML escaping off), or that
+// starts a multi-byte character; or len(s).
 func plainStringRunEnd(s string, i int) int {
 	for i+8 <= len(s) {
 		x := load64(s, i)
@@ -348,9 +348,9 @@ func load64(s string, i int) uint64 {
 		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
-// appendJSONFloat appends f, finite, as encoding/json writes a float64:
-// plain decimal between 1e-6 and 1e21, exponent form outside, shortest
-// representation that reads back the same.
+// appendJSONFloat appends f, finite: plain decimal between 1e-6 and 1e21,
+// exponent form outside (1e+21, 1e-7: no leading zero in the exponent), the
+// shortest representation that reads back the same.
 func appendJSONFloat(dst []byte, f float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
