@@ -3,14 +3,17 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
-// The span scanner's pieces agree with encoding/json: validJSON with
-// json.Valid, unquote with decoding a string, compactValid with
-// json.Compact, and split and forElements find the members and elements
-// encoding/json finds.
+// The span scanner's pieces are checked against what RFC 8259 defines, with
+// encoding/json as the reference there only (json.Valid for validity; on
+// valid UTF-8, decoding into map[string]json.RawMessage for the members and
+// json.Compact for the whitespace), and against the package doc for what
+// RFC 8259 leaves open (invalid UTF-8, lone surrogates): refUnquote.
 
 var scanSeeds = []string{
 	``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e5`, `1E+5`, `1e`, `.5`, `+1`, `1.5e-3`, `true`, `tru`, `truex`, `null`, `nul`, `false`,
@@ -25,6 +28,7 @@ func validJSON(data []byte) bool {
 	return ix.build(data)
 }
 
+// FuzzValidJSON: validity is RFC 8259's, which json.Valid decides too.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add([]byte(s))
@@ -36,6 +40,7 @@ func FuzzValidJSON(f *testing.F) {
 	})
 }
 
+// A document may nest 10000 arrays and objects, not more.
 func TestValidJSONDepth(t *testing.T) {
 	for _, n := range []int{9999, 10000, 10001} {
 		for _, open := range []string{"[", `{"a":`} {
@@ -44,16 +49,16 @@ func TestValidJSONDepth(t *testing.T) {
 				close = "}"
 			}
 			data := []byte(strings.Repeat(open, n) + "1" + strings.Repeat(close, n))
-			if got, want := validJSON(data), json.Valid(data); got != want {
-				t.Errorf("depth %d of %s: validJSON = %v, json.Valid = %v", n, open, got, want)
+			if got := validJSON(data); got != (n <= maxDepth) {
+				t.Errorf("depth %d of %s: validJSON = %v", n, open, got)
 			}
 		}
 	}
 }
 
-// FuzzScan checks, for any valid JSON value, unquote against encoding/json
-// on every string in it, compactValid against json.Compact, and the members
-// split finds against a decode into map[string]json.RawMessage.
+// FuzzScan checks, for any valid JSON value, Unquote on every string in it,
+// compactValid, appendMarshalled, and the members and elements the scanner
+// finds.
 func FuzzScan(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add([]byte(s))
@@ -63,25 +68,77 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		v := TrimSpace(data)
-		var want bytes.Buffer
-		if err := json.Compact(&want, v); err != nil {
-			t.Fatal(err)
+		if utf8.Valid(v) {
+			var want bytes.Buffer
+			if err := json.Compact(&want, v); err != nil {
+				t.Fatal(err)
+			}
+			if got := compactValid(v); !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("compactValid(%q) = %q, json.Compact gives %q", v, got, want.Bytes())
+			}
 		}
-		if got := compactValid(v); !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("compactValid(%q) = %q, json.Compact gives %q", v, got, want.Bytes())
-		}
-		wantM, err := json.Marshal(json.RawMessage(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendMarshalled(nil, v); !bytes.Equal(got, wantM) {
-			t.Fatalf("appendMarshalled(%q) = %q, json.Marshal gives %q", v, got, wantM)
+		// In valid JSON, <, > and & and U+2028, U+2029 can only be in
+		// strings, as themselves.
+		escape := strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "\u2028", `\u2028`, "\u2029", `\u2029`)
+		if got, want := appendMarshalled(nil, v), escape.Replace(string(compactValid(v))); string(got) != want {
+			t.Fatalf("appendMarshalled(%q) = %q, want %q", v, got, want)
 		}
 		checkSpans(t, v, nil)
 		ix := NewIndex(data)
 		defer ix.Release()
 		checkSpans(t, v, ix)
 	})
+}
+
+// refUnquote decodes v, a valid JSON string with its quotes, as the package
+// doc says, one rune at a time: escapes resolved, a \u escape of a lone
+// surrogate and each byte of invalid UTF-8 replaced by U+FFFD.
+func refUnquote(v []byte) string {
+	s := v[1 : len(v)-1]
+	var out []rune
+	hex := func(i int) rune {
+		n, _ := strconv.ParseUint(string(s[i:i+4]), 16, 32)
+		return rune(n)
+	}
+	low := func(i int) bool { // a \u escape of a low surrogate at s[i:]
+		return i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' && hex(i+2) >= 0xdc00 && hex(i+2) < 0xe000
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			r, size := utf8.DecodeRune(s[i:])
+			out = append(out, r) // RuneError for an invalid byte
+			i += size
+			continue
+		}
+		c := s[i+1]
+		i += 2
+		switch c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex(i)
+			i += 4
+			switch {
+			case r >= 0xd800 && r < 0xdc00 && low(i):
+				r = 0x10000 + (r-0xd800)<<10 + hex(i+2) - 0xdc00
+				i += 6
+			case r >= 0xd800 && r < 0xe000:
+				r = utf8.RuneError
+			}
+			out = append(out, r)
+		default: // " \ /
+			out = append(out, rune(c))
+		}
+	}
+	return string(out)
 }
 
 // checkSpans checks v, valid JSON, and every value in it; ix, if not nil,
@@ -91,35 +148,44 @@ func checkSpans(t *testing.T, v []byte, ix *Index) {
 	if end := valueEnd(v, 0, ix); end != len(v) {
 		t.Fatalf("valueEnd(%q) = %d, want %d", v, end, len(v))
 	}
+	rfc := utf8.Valid(v) // what RFC 8259 defines: encoding/json is a reference
 	switch v[0] {
 	case '"':
-		var want string
-		if err := json.Unmarshal(v, &want); err != nil {
-			t.Fatal(err)
+		if got, want := Unquote(v), refUnquote(v); got != want {
+			t.Fatalf("Unquote(%q) = %q, want %q", v, got, want)
 		}
-		if got := Unquote(v); got != want {
-			t.Fatalf("Unquote(%q) = %q, encoding/json gives %q", v, got, want)
+		if rfc && !bytes.Contains(v, []byte(`\u`)) {
+			var lib string
+			if err := json.Unmarshal(v, &lib); err != nil || lib != Unquote(v) {
+				t.Fatalf("Unquote(%q) = %q, encoding/json gives %q, %v", v, Unquote(v), lib, err)
+			}
 		}
 	case '[':
+		var got [][]byte
+		forElements(v, ix, func(i int, e []byte) error {
+			got = append(got, e)
+			checkSpans(t, e, ix)
+			return nil
+		})
+		if n := countElements(v, ix); n != len(got) {
+			t.Fatalf("countElements(%q) = %d, forElements finds %d", v, n, len(got))
+		}
+		if !rfc {
+			return
+		}
 		var want []json.RawMessage
 		if err := json.Unmarshal(v, &want); err != nil {
 			t.Fatal(err)
 		}
-		if n := countElements(v, ix); n != len(want) {
-			t.Fatalf("countElements(%q) = %d, want %d", v, n, len(want))
+		if len(got) != len(want) {
+			t.Fatalf("%q has %d elements, want %d", v, len(got), len(want))
 		}
-		forElements(v, ix, func(i int, e []byte) error {
-			if !bytes.Equal(e, want[i]) {
-				t.Fatalf("element %d of %q is %q, want %q", i, v, e, want[i])
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("element %d of %q is %q, want %q", i, v, got[i], want[i])
 			}
-			checkSpans(t, e, ix)
-			return nil
-		})
-	case '{':
-		var want map[string]json.RawMessage
-		if err := json.Unmarshal(v, &want); err != nil {
-			t.Fatal(err)
 		}
+	case '{':
 		r := Reader{data: v, path: Path{ix: ix}}
 		r.ms = r.split(nil)
 		got := map[string]json.RawMessage{}
@@ -127,6 +193,13 @@ func checkSpans(t *testing.T, v []byte, ix *Index) {
 			m := &r.ms[i]
 			got[string(r.key(m))] = r.val(m)
 			checkSpans(t, r.val(m), ix)
+		}
+		if !rfc {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(v, &want); err != nil {
+			t.Fatal(err)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("split(%q) finds keys %q, want %q", v, keys(got), keys(want))
