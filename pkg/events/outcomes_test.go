@@ -21,8 +21,9 @@ import (
 // instead of encoding/json into maps at every level; an appending writer
 // instead of json.Marshal per member), and checked then against the code
 // they replaced by differential tests. Those old implementations are gone;
-// what they agreed on is frozen in testdata/outcomes (written with the old
-// code checking every input), and the tests here hold today's code to it:
+// what they agreed on is frozen in testdata/outcomes (first written with the
+// old code checking every input; rewritten since only where error texts
+// became Cairn's own), and the tests here hold today's code to it:
 //
 //   - decode.txt: every decoder on every input of testdata/fuzz, every
 //     golden file and every pi session file, with its outcome in full (the

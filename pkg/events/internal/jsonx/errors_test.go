@@ -3,6 +3,7 @@ package jsonx
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -112,25 +113,29 @@ func TestReaderErrors(t *testing.T) {
 	}
 }
 
+type testInner struct {
+	N    int    `json:"n"`
+	Name string `json:"name"`
+}
+
+// testEnvelope has a field of every kind the envelopes of pkg/events have.
+type testEnvelope struct {
+	S    string          `json:"s"`
+	B    bool            `json:"b"`
+	I8   int8            `json:"i8"`
+	I    int64           `json:"i"`
+	U    uint64          `json:"u"`
+	P    *string         `json:"p"`
+	L    []string        `json:"l"`
+	In   *testInner      `json:"in"`
+	Ins  []testInner     `json:"ins"`
+	Raw  json.RawMessage `json:"raw"`
+	Skip string          `json:"-"`
+}
+
 // The envelope decoder leaves deciding to encoding/json and says in its own
 // words which member it refused and why.
 func TestDecodeKnownErrors(t *testing.T) {
-	type inner struct {
-		N    int    `json:"n"`
-		Name string `json:"name"`
-	}
-	type envelope struct {
-		S    string          `json:"s"`
-		B    bool            `json:"b"`
-		I8   int8            `json:"i8"`
-		U    uint64          `json:"u"`
-		P    *string         `json:"p"`
-		L    []string        `json:"l"`
-		In   *inner          `json:"in"`
-		Ins  []inner         `json:"ins"`
-		Raw  json.RawMessage `json:"raw"`
-		Skip string          `json:"-"`
-	}
 	for _, c := range []struct{ in, want string }{
 		{`{"s":1}`, "s: must be a string, got a number"},
 		{`{"b":"yes"}`, "b: must be a boolean, got a string"},
@@ -150,10 +155,48 @@ func TestDecodeKnownErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v envelope
+		var v testEnvelope
 		if err := r.DecodeKnown(&v); err == nil || err.Error() != c.want {
 			t.Errorf("%s: error %v, want %q", c.in, err, c.want)
 		}
 		r.Release()
 	}
+}
+
+// FuzzDecodeKnown checks that explain knows encoding/json's rules for the
+// kinds of fields envelopes have: when the library refuses an object,
+// explain finds the member and says why; when it accepts, explain finds
+// nothing wrong with any member.
+func FuzzDecodeKnown(f *testing.F) {
+	for _, s := range []string{`{"s":1}`, `{"i8":128,"u":-1}`, `{"in":{"N":"1"}}`, `{"ins":[{"n":1},{"name":false}]}`,
+		`{"l":["a",null,2]}`, `{"p":null,"raw":{"a":[1]},"Skip":"x","S":"y"}`, `{"i":1e2,"b":true}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadObject(data)
+		if err != nil {
+			return
+		}
+		defer r.Release()
+		var v testEnvelope
+		err = r.DecodeKnown(&v)
+		if err != nil && strings.Contains(err.Error(), "is not a valid") {
+			t.Fatalf("%s: encoding/json refused it for a reason explain does not know: %v", data, err)
+		}
+		if err != nil {
+			return
+		}
+		typ := reflect.TypeFor[testEnvelope]()
+		last := map[string][]byte{} // the value of each key DecodeKnown decoded
+		for i := range r.ms {
+			last[string(r.key(&r.ms[i]))] = r.val(&r.ms[i])
+		}
+		for k, val := range last {
+			if fd, ok := fieldByName(typ, []byte(k), true); ok {
+				if err := explain(fd.Type, val, Path{}.Key(k)); err != nil {
+					t.Fatalf("%s: encoding/json accepted it, explain says %v", data, err)
+				}
+			}
+		}
+	})
 }
