@@ -23,6 +23,9 @@ var names = jsonx.NewNames(
 
 // fieldError returns err as a *FieldError if jsonx made it, else as it is.
 func fieldError(err error) error {
+	if err == nil {
+		return nil // before e, which escapes: no allocation on success
+	}
 	var e *jsonx.Error
 	if errors.As(err, &e) {
 		return &FieldError{Field: e.Field, Problem: e.Problem}
