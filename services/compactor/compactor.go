@@ -3,10 +3,10 @@ package compactor
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/workpool"
@@ -77,13 +77,19 @@ func (c *Compactor) Run(ctx context.Context) error {
 		return fmt.Errorf("compactor: consumer: %w", err)
 	}
 	if cfg.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		hs, err := opshttp.Listen(cfg.HTTPAddr, opshttp.Handler(opshttp.Config{Ready: c.Ready, Gatherer: cfg.Registry}))
 		if err != nil {
 			return fmt.Errorf("compactor: http listen %s: %w", cfg.HTTPAddr, err)
 		}
-		addr := ln.Addr().String()
+		addr := hs.Addr()
 		c.httpAddr.Store(&addr)
-		defer serveHTTP(ln, c.Ready, cfg.Registry)()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := hs.Close(sctx); err != nil {
+				log.Warn("http shutdown", "err", err)
+			}
+		}()
 	}
 	h := &work.Handler{JS: js, Names: names, Models: cfg.Models, Worker: cfg.Name,
 		MaxDeliveries: cfg.MaxDeliveries, Log: log, Done: c.metrics.observe, Running: c.metrics.running}
