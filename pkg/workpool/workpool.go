@@ -2,9 +2,12 @@
 // in a fixed number of slots: the work loop the tool workers (pkg/toolbus)
 // and the compactors (services/compactor) share.
 //
-// Each slot fetches one message at a time and runs the handler on it; while
-// the handler runs, the pool sends in-progress acknowledgements every third
-// of AckWait, so a long handler keeps its message. The handler settles the
+// One fetcher per pool asks for as many messages as there are free slots
+// (one pull request outstanding per process, whatever Slots is, so many
+// workers stay under the consumer's MaxWaiting) and starts the handler on
+// each as it arrives: a message is never held waiting for a slot. While the
+// handler runs, the pool sends in-progress acknowledgements every third of
+// AckWait, so a long handler keeps its message. The handler settles the
 // message (Ack, Nak, Term, ...); the pool never acknowledges for it.
 //
 // # Concurrency
@@ -16,7 +19,9 @@
 // # Shutdown
 //
 // When the context given to [Start] is done the pool stops fetching at once
-// (a message fetched after that is handed back unstarted with Nak) and lets
+// (a message that still arrives on the last pull is handed back unstarted,
+// with a Nak delayed by PullWait so that it is not redelivered to that same
+// pull and it goes to another worker) and lets
 // running handlers finish for up to ShutdownTimeout. Then it cancels the
 // context of those still running with cause [ErrShutdown], waits for them
 // to return, and hands back (Nak) every message their handler left
@@ -72,12 +77,13 @@ type Pool struct {
 	stop    chan struct{}           // closed: stop fetching
 	cancel  context.CancelCauseFunc // cancels every handler's context
 	ctx     context.Context         // parent of every handler's context
-	slots   sync.WaitGroup
+	free    chan struct{}           // one token per free slot
+	work    sync.WaitGroup          // the fetcher and every running handler
 	done    chan struct{}
 	running atomic.Int64
 }
 
-// Start checks cfg and starts cfg.Slots slots fetching; see the package doc
+// Start checks cfg and starts fetching for cfg.Slots slots; see the package doc
 // for what happens when ctx is done.
 func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	switch {
@@ -98,12 +104,13 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	p := &Pool{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}
-	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	p := &Pool{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), free: make(chan struct{}, cfg.Slots)}
 	for range cfg.Slots {
-		p.slots.Add(1)
-		go p.slot()
+		p.free <- struct{}{}
 	}
+	p.ctx, p.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	p.work.Add(1)
+	go p.fetch()
 	go p.shutdownOn(ctx)
 	return p, nil
 }
@@ -121,40 +128,64 @@ func (p *Pool) shutdownOn(ctx context.Context) {
 	defer close(p.done)
 	<-ctx.Done()
 	close(p.stop)
-	slotsDone := make(chan struct{})
-	go func() { p.slots.Wait(); close(slotsDone) }()
+	workDone := make(chan struct{})
+	go func() { p.work.Wait(); close(workDone) }()
 	timer := time.NewTimer(p.cfg.ShutdownTimeout)
 	defer timer.Stop()
 	select {
-	case <-slotsDone:
+	case <-workDone:
 	case <-timer.C:
 		p.cfg.Logger.Warn("shutdown deadline passed; handing back running work", "running", p.running.Load())
 		p.cancel(ErrShutdown)
-		<-slotsDone
+		<-workDone
 	}
 	p.cancel(nil)
 }
 
-// slot fetches and handles one message at a time until the pool stops.
-func (p *Pool) slot() {
-	defer p.slots.Done()
+// fetch takes messages for the free slots until the pool stops.
+func (p *Pool) fetch() {
+	defer p.work.Done()
 	for {
-		select {
+		select { // a select picks at random among ready cases: stop comes first
 		case <-p.stop:
 			return
 		default:
 		}
-		batch, err := p.cfg.Consumer.Fetch(1, jetstream.FetchMaxWait(p.cfg.PullWait))
+		select { // wait for a free slot, then take every free one
+		case <-p.stop:
+			return
+		case <-p.free:
+		}
+		n := 1
+		for more := true; more; {
+			select {
+			case <-p.free:
+				n++
+			default:
+				more = false
+			}
+		}
+		batch, err := p.cfg.Consumer.Fetch(n, jetstream.FetchMaxWait(p.cfg.PullWait))
 		if err == nil {
 			for m := range batch.Messages() {
 				select {
 				case <-p.stop:
-					_ = m.Nak() // not started: hand it back at once
+					// Not started: hand it back, delayed past the end of this
+					// pull so that it goes to another worker, not back to us.
+					_ = m.NakWithDelay(p.cfg.PullWait)
+					continue
 				default:
-					p.run(m)
 				}
+				n--
+				p.work.Go(func() {
+					defer func() { p.free <- struct{}{} }()
+					p.run(m)
+				})
 			}
 			err = batch.Error()
+		}
+		for range n { // slots the batch did not fill
+			p.free <- struct{}{}
 		}
 		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
 			p.cfg.Logger.Warn("fetch failed", "err", err)
