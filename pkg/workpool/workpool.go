@@ -3,7 +3,7 @@
 // and the compactors (services/compactor) share.
 //
 // One fetcher per pool asks for as many messages as there are free slots
-// (one pull request outstanding per process, whatever Slots is, so many
+// (one pull request outstanding per pool, whatever Slots is, so many
 // workers stay under the consumer's MaxWaiting) and starts the handler on
 // each as it arrives: a message is never held waiting for a slot. While the
 // handler runs, the pool sends in-progress acknowledgements every third of
@@ -20,9 +20,9 @@
 //
 // When the context given to [Start] is done the pool stops fetching at once
 // (a message that still arrives on the last pull is handed back unstarted,
-// with a Nak delayed by PullWait so that it is not redelivered to that same
-// pull and it goes to another worker) and lets
-// running handlers finish for up to ShutdownTimeout. Then it cancels the
+// with a Nak delayed by PullWait, so that it goes to another worker instead
+// of back to that same pull) and lets running handlers finish for up to
+// ShutdownTimeout. Then it cancels the
 // context of those still running with cause [ErrShutdown], waits for them
 // to return, and hands back (Nak) every message their handler left
 // unsettled, so another worker takes it. The handlers' context is not
