@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -43,7 +44,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		reg := prometheus.NewRegistry()
+		reg := telemetry.NewRegistry()
 		o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: models, DefaultModel: *model,
 			Instance: *instance, LeaseTTL: *leaseTTL, WorkspaceRoot: wsRoot, Registerer: reg, Logger: log})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/projector"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 		if *data == "" {
 			return usagef("--data is required (the directory of the projector's Pebble database)")
 		}
-		cfg := projector.Config{Dir: *data, Prefix: *prefix, BatchSize: *batch, Logger: newLogger(e, "projector")}
+		cfg := projector.Config{Dir: *data, Prefix: *prefix, BatchSize: *batch, Logger: newLogger(e, "projector"), Registry: telemetry.NewRegistry()}
 		if err := validateStatic(cfg); err != nil {
 			return err
 		}
