@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -150,4 +151,63 @@ func hasSeries(f *dto.MetricFamily, pairs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestE2ETreeNodesCarryPreviews: path 6 of issue 16. One GET of the tree
+// gives what a client needs to draw it: each node's first line of text, its
+// tool names, its label.
+func TestE2ETreeNodesCarryPreviews(t *testing.T) {
+	u := startUp(t)
+	u.promptAndSettle(t, "t1", "please list files\nand say what you see", "I see the files.")
+	es := u.entries(t, "t1")
+	var userID string
+	for _, e := range es {
+		if e.Message != nil && e.Message.Role == events.RoleUser {
+			userID = e.ID
+		}
+	}
+	if code, out := u.call(t, "POST", "/v1/sessions/t1/commands?wait=applied",
+		fmt.Sprintf(`{"type":"label","entryId":%q,"label":"the ask"}`, userID)); code != 200 {
+		t.Fatalf("label = %d %v", code, out)
+	}
+	type node struct {
+		ID, Type, Role, Label, Preview string
+		Tools                          []string
+	}
+	var tree struct {
+		Nodes []node
+	}
+	var got []string
+	pollUp(t, "the label in the tree", func() (bool, string) {
+		code, body := u.get(t, "/v1/sessions/t1/tree")
+		if code != 200 {
+			return false, body
+		}
+		if err := json.Unmarshal([]byte(body), &tree); err != nil {
+			t.Fatalf("tree: %v: %s", err, body)
+		}
+		got = got[:0]
+		for _, n := range tree.Nodes {
+			got = append(got, fmt.Sprintf("%s/%s %q %v [%s]", n.Type, n.Role, n.Preview, n.Tools, n.Label))
+		}
+		return len(tree.Nodes) > 0 && tree.Nodes[len(tree.Nodes)-1].Type == events.EntryLabel, strings.Join(got, " | ")
+	})
+	want := []string{
+		`message/user "please list files…" [] [the ask]`,
+		`message/assistant "" [ls] []`,
+		`message/toolResult`, // the listing of an empty workspace: its preview is the tool's to say
+		`message/assistant "I see the files." [] []`,
+		`label/ "the ask" [] []`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("tree nodes:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("node %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if n := tree.Nodes[2]; !slices.Equal(n.Tools, []string{"ls"}) {
+		t.Errorf("tool result node names tools %v, want [ls]", n.Tools)
+	}
 }
