@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -210,4 +211,148 @@ func TestE2ETreeNodesCarryPreviews(t *testing.T) {
 	if n := tree.Nodes[2]; !slices.Equal(n.Tools, []string{"ls"}) {
 		t.Errorf("tool result node names tools %v, want [ls]", n.Tools)
 	}
+}
+
+// bigSession returns a pi v3 file of one session with n messages.
+func bigSession(t *testing.T, sid string, n int) string {
+	t.Helper()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	add := func(e events.Entry) {
+		line, err := e.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	add(events.Entry{Type: events.EntrySession, Version: 3, ID: sid, Timestamp: events.FormatTime(t0), Cwd: "/w"})
+	var parent *string
+	for i := range n {
+		id := fmt.Sprintf("m%05d", i)
+		m := &events.Message{Role: events.RoleUser, Content: events.TextContent(fmt.Sprintf("question %d", i))}
+		if i%2 == 1 {
+			m = &events.Message{Role: events.RoleAssistant, Content: events.TextContent(fmt.Sprintf("answer %d", i)),
+				StopReason: events.StopEnd, Provider: "scripted", Model: "e2e", Usage: &events.Usage{Input: 10, Output: 5, TotalTokens: 15}}
+		}
+		add(events.Entry{Type: events.EntryMessage, ID: id, ParentID: parent, Timestamp: events.FormatTime(t0.Add(time.Duration(i) * time.Millisecond)), Message: m})
+		parent = &id
+	}
+	return b.String()
+}
+
+// TestE2EOnlineRebuild: path 5 of issue 16. `cairn projector rebuild`
+// against a running `cairn up` rebuilds the read models online, through the
+// gateway, printing its progress, while queries keep being answered; the
+// digest after it (`cairn projector dump`, through the gateway too) equals
+// the digest before (DESIGN §6).
+func TestE2EOnlineRebuild(t *testing.T) {
+	u := startUpWith(t, opsScript)
+	bin := cairnBinary(t)
+	u.promptAndSettle(t, "o1", "please list files", "I see the files.")
+	const imported = 4000 // enough entries that the rebuild takes a while
+	resp, err := http.Post(u.url+"/v1/import", "application/jsonl", strings.NewReader(bigSession(t, "o2", imported)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("import = %d", resp.StatusCode)
+	}
+	lag := regexp.MustCompile(`(?m)^cairn_projector_lag_entries 0$`)
+	pollUp(t, "the projector to apply the whole log", func() (bool, string) {
+		_, m := u.get(t, "/metrics")
+		code, s := u.get(t, "/v1/sessions/o2")
+		return code == 200 && strings.Contains(s, fmt.Sprintf(`"entries":%d`, imported+1)) && lag.MatchString(m), s
+	})
+	dump := func() string {
+		t.Helper()
+		out, err := exec.Command(bin, "--server", u.url, "projector", "dump").Output()
+		if err != nil {
+			t.Fatalf("projector dump: %v", err)
+		}
+		return string(out)
+	}
+	before := dump()
+	if !strings.HasPrefix(before, "applied ") || !strings.Contains(before, "\nsha256 ") {
+		t.Fatalf("dump printed %q", before)
+	}
+
+	// A reader asks while the rebuild runs: each answer is checked, and
+	// counted as during the rebuild when the rebuild's status says running
+	// both before and after it.
+	paths := []string{"/v1/sessions/o1", "/v1/sessions/o1/tree", "/v1/sessions/o2", "/v1/usage"}
+	want := map[string]string{}
+	for _, p := range paths {
+		code, body := u.get(t, p)
+		if code != 200 {
+			t.Fatalf("%s = %d %s", p, code, body)
+		}
+		want[p] = body
+	}
+	running := func() bool {
+		_, s := u.get(t, "/v1/admin/projector/rebuild")
+		return strings.Contains(s, `"state":"rebuilding"`) || strings.Contains(s, `"state":"switching"`)
+	}
+	stop, readerDone := make(chan struct{}), make(chan error, 1)
+	var during, answers int
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				readerDone <- nil
+				return
+			default:
+			}
+			p := paths[i%len(paths)]
+			was := running()
+			resp, err := http.Get(u.url + p)
+			if err != nil {
+				readerDone <- err
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != want[p] {
+				readerDone <- fmt.Errorf("%s answered %d during the rebuild:\n%s\nwas\n%s", p, resp.StatusCode, body, want[p])
+				return
+			}
+			answers++
+			if was && running() {
+				during++
+			}
+		}
+	}()
+	cmd := exec.Command(bin, "--server", u.url, "projector", "rebuild")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	close(stop)
+	if err := <-readerDone; err != nil {
+		t.Fatal(err)
+	}
+	if runErr != nil {
+		t.Fatalf("projector rebuild: %v\n%s", runErr, stderr.String())
+	}
+	for _, w := range []string{"online rebuild started", "rebuilt online through sequence", "entries/s"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("rebuild's progress lacks %q:\n%s", w, stderr.String())
+		}
+	}
+	if stdout.String() != before {
+		t.Errorf("rebuild printed the digest\n%s\nbefore it was\n%s", stdout.String(), before)
+	}
+	if after := dump(); after != before {
+		t.Fatalf("digest after the online rebuild\n%s\nbefore\n%s", after, before)
+	}
+	if during == 0 {
+		t.Fatalf("no query was answered while the rebuild ran (%d answers in all)", answers)
+	}
+	t.Logf("%d answers, %d of them while the rebuild ran; progress:\n%s", answers, during, stderr.String())
+	// The platform goes on: a new prompt is projected into the rebuilt models.
+	u.promptAndSettle(t, "o3", "please list files", "I see the files.")
+	pollUp(t, "o3 in the rebuilt read models", func() (bool, string) {
+		code, s := u.get(t, "/v1/sessions/o3")
+		return code == 200 && strings.Contains(s, `"status":"idle"`) && strings.Contains(s, `"messages":4`), s
+	})
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -93,20 +96,36 @@ func addPrefixFlag(c *cobra.Command) *string {
 func newProjectorRebuildCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rebuild",
-		Short: "recreate every read model from sequence 1 into a fresh database",
-		Long: `Recreate every read model from stream sequence 1 into --data, which must not exist
-or be empty, up to --until (default: the stream's last sequence when it starts).
-The result is key for key what a live projector holds at the same sequence;
-it prints the new database's digest (compare with 'cairn projector dump').`,
+		Short: "recreate every read model from sequence 1: online through the gateway, or into --data",
+		Long: `Recreate every read model from stream sequence 1.
+
+Without --data, online, through the gateway (--server): the running projector
+fills a fresh database while it keeps answering queries from the live one,
+then switches over to it at once. Progress (entries/s, remaining) is printed
+on stderr while it runs, then the digest of the live read models on stdout
+(the same as before the rebuild if the log did not grow meanwhile). Ctrl-C
+stops following; the rebuild goes on. (Admin-only once identity lands.)
+
+With --data, offline, on NATS directly (--nats), for operators: into --data,
+which must not exist or be empty, up to --until (default: the stream's last
+sequence when it starts). The result is key for key what a live projector
+holds at the same sequence; it prints the new database's digest (compare
+with 'cairn projector dump').`,
 		Args: cobra.NoArgs,
 	}
 	natsURL := addNATSFlag(c)
-	data := c.Flags().String("data", "", "directory of the new database (required; must be new or empty)")
-	until := c.Flags().Uint64("until", 0, "last stream sequence to apply (default: the stream's last)")
+	data := c.Flags().String("data", "", "offline: directory of the new database (must be new or empty)")
+	until := c.Flags().Uint64("until", 0, "offline: last stream sequence to apply (default: the stream's last)")
 	prefix := addPrefixFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *data == "" {
-			return usagef("--data is required (a new or empty directory)")
+			for _, f := range []string{"until", "nats", "prefix"} {
+				if cmd.Flags().Changed(f) {
+					return usagef("--%s needs --data: it is for an offline rebuild; without --data the rebuild runs online through the gateway", f)
+				}
+			}
+			server, _ := cmd.Flags().GetString("server")
+			return rebuildOnline(cmd.Context(), e, server)
 		}
 		cfg := projector.Config{Dir: *data, Prefix: *prefix, Logger: newLogger(e, "projector")}
 		if err := validateStatic(cfg); err != nil {
@@ -139,19 +158,39 @@ it prints the new database's digest (compare with 'cairn projector dump').`,
 func newProjectorDumpCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "dump",
-		Short: "print a digest of a projector database (stopped), and optionally its keys",
+		Short: "print a digest of the read models: the live ones through the gateway, or of --data",
 		Long: `Print the applied sequence, the number of keys and a SHA-256 over every key and
-value of the database under --data, read-only. Pebble allows one process per
-database: stop the projector first. --keys also prints every key and value
-(values as JSON strings), --json prints the digest as JSON.`,
+value of the read models.
+
+Without --data, of the live read models of the running platform, through the
+gateway (--server), from one snapshot.
+
+With --data, of the database under --data, read-only. Pebble allows one
+process per database: stop the projector first. --keys also prints every key
+and value (values as JSON strings).
+
+--json prints the digest as JSON.`,
 		Args: cobra.NoArgs,
 	}
-	data := c.Flags().String("data", envOr("CAIRN_PROJECTOR_DATA", ""), "database directory (env CAIRN_PROJECTOR_DATA; required)")
-	keys := c.Flags().Bool("keys", false, "print every key and value")
+	data := c.Flags().String("data", envOr("CAIRN_PROJECTOR_DATA", ""), "offline: database directory of a stopped projector (env CAIRN_PROJECTOR_DATA)")
+	keys := c.Flags().Bool("keys", false, "offline: print every key and value")
 	asJSON := c.Flags().Bool("json", false, "print the digest as JSON")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *data == "" {
-			return usagef("--data is required")
+			if *keys {
+				return usagef("--keys needs --data: the gateway gives the live digest, not the keys")
+			}
+			server, _ := cmd.Flags().GetString("server")
+			a, err := newProjectorAdmin(server)
+			if err != nil {
+				return err
+			}
+			var d projector.Digest
+			if err := a.call(cmd.Context(), http.MethodGet, projector.PathDigest, &d); err != nil {
+				return err
+			}
+			printDigest(e, d, *asJSON)
+			return nil
 		}
 		var each func(k, v []byte) error
 		if *keys {
@@ -166,13 +205,118 @@ database: stop the projector first. --keys also prints every key and value
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			b, _ := json.Marshal(d)
-			fmt.Fprintln(e.stdout, string(b))
-			return nil
-		}
-		fmt.Fprintf(e.stdout, "applied %d\nkeys %d\nsha256 %s\n", d.Applied, d.Keys, d.SHA256)
+		printDigest(e, d, *asJSON)
 		return nil
 	}
 	return c
+}
+
+func printDigest(e *env, d projector.Digest, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(d)
+		fmt.Fprintln(e.stdout, string(b))
+		return
+	}
+	fmt.Fprintf(e.stdout, "applied %d\nkeys %d\nsha256 %s\n", d.Applied, d.Keys, d.SHA256)
+}
+
+// rebuildOnline starts an online rebuild through the gateway, prints its
+// progress on stderr until it has switched over, then the live digest.
+func rebuildOnline(ctx context.Context, e *env, server string) error {
+	a, err := newProjectorAdmin(server)
+	if err != nil {
+		return err
+	}
+	var st projector.RebuildStatus
+	if err := a.call(ctx, http.MethodPost, projector.PathRebuild, &st); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "online rebuild started: through sequence %d, then up to the live projector's\n", st.Target)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var printed time.Time
+	state := st.State
+	for st.Running() {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(e.stderr, "stopped following; the rebuild goes on (follow it again: GET "+projector.PathRebuild+")")
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if err := a.call(ctx, http.MethodGet, projector.PathRebuild, &st); err != nil {
+			return err
+		}
+		if st.Running() && (st.State != state || time.Since(printed) >= time.Second) {
+			fmt.Fprintln(e.stderr, progressLine(st))
+			printed, state = time.Now(), st.State
+		}
+	}
+	if st.State != projector.RebuildDone {
+		return fmt.Errorf("online rebuild %s: %s (the live read models are unchanged)", st.State, st.Error)
+	}
+	fmt.Fprintf(e.stderr, "rebuilt online through sequence %d in %.1fs (%.0f entries/s); queries read the rebuilt models\n",
+		st.Applied, st.ElapsedSeconds, st.EntriesPerSecond)
+	var d projector.Digest
+	if err := a.call(ctx, http.MethodGet, projector.PathDigest, &d); err != nil {
+		return err
+	}
+	printDigest(e, d, false)
+	return nil
+}
+
+// progressLine says where a running online rebuild stands.
+func progressLine(st projector.RebuildStatus) string {
+	what := "rebuilding"
+	if st.State == projector.RebuildSwitching {
+		what = "switching over"
+	}
+	line := fmt.Sprintf("%s: %d applied, %d remaining, %.0f entries/s", what, st.Applied, st.Remaining, st.EntriesPerSecond)
+	if st.EtaSeconds > 0 {
+		line += fmt.Sprintf(", about %s left", (time.Duration(st.EtaSeconds * float64(time.Second))).Round(100*time.Millisecond))
+	}
+	return line
+}
+
+// projectorAdmin is the small HTTP client of the projector's admin routes
+// through the gateway. It belongs in the SDK's client (pkg/client) once
+// that exists; until then it stands alone here.
+type projectorAdmin struct{ base string }
+
+func newProjectorAdmin(server string) (*projectorAdmin, error) {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--server: %q is not an http(s) URL", server)
+	}
+	return &projectorAdmin{base: strings.TrimRight(server, "/")}, nil
+}
+
+// call sends a request without a body and decodes the JSON answer into out;
+// an error answer becomes an error carrying the gateway's message.
+func (a *projectorAdmin) call(ctx context.Context, method, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the gateway at %s: %w", a.base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+			return fmt.Errorf("%s (%d %s)", e.Error.Message, resp.StatusCode, e.Error.Code)
+		}
+		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("the gateway answered %s %s with invalid JSON: %w", method, path, err)
+	}
+	return nil
 }
