@@ -350,7 +350,7 @@ func (p *Projector) trySwitchOver(ctx context.Context, live *store.Writer, req *
 		return nil, why, fmt.Errorf("projector: reopen the live database after a failed switch-over: %w", err)
 	}
 	if err := d.swap(func() { step("renamed-live") }); err != nil {
-		return reopen(err)
+		return reopen(errors.Join(err, d.fs.RemoveAll(d.next)))
 	}
 	step("swapped")
 	db, err := store.Open(d.live, p.storeOptions())
