@@ -211,6 +211,16 @@ func TestE2ETreeNodesCarryPreviews(t *testing.T) {
 	if n := tree.Nodes[2]; !slices.Equal(n.Tools, []string{"ls"}) {
 		t.Errorf("tool result node names tools %v, want [ls]", n.Tools)
 	}
+	// cairn tree draws it from that one answer, through the gateway.
+	out, err := exec.Command(cairnBinary(t), "--server", u.url, "tree", "t1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn tree: %v\n%s", err, out)
+	}
+	for _, w := range []string{`user "please list files…" [the ask]`, "assistant call:ls", "toolResult ls", `assistant "I see the files."`, `label "the ask"`} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("cairn tree printed\n%s\nwithout %q", out, w)
+		}
+	}
 }
 
 // bigSession returns a pi v3 file of one session with n messages.

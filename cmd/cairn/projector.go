@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/projector"
@@ -124,8 +122,11 @@ with 'cairn projector dump').`,
 					return usagef("--%s needs --data: it is for an offline rebuild; without --data the rebuild runs online through the gateway", f)
 				}
 			}
-			server, _ := cmd.Flags().GetString("server")
-			return rebuildOnline(cmd.Context(), e, server)
+			cl, err := clientFrom(cmd)
+			if err != nil {
+				return err
+			}
+			return rebuildOnline(cmd.Context(), e, cl)
 		}
 		cfg := projector.Config{Dir: *data, Prefix: *prefix, Logger: newLogger(e, "projector")}
 		if err := validateStatic(cfg); err != nil {
@@ -180,16 +181,15 @@ and value (values as JSON strings).
 			if *keys {
 				return usagef("--keys needs --data: the gateway gives the live digest, not the keys")
 			}
-			server, _ := cmd.Flags().GetString("server")
-			a, err := newProjectorAdmin(server)
+			cl, err := clientFrom(cmd)
 			if err != nil {
 				return err
 			}
-			var d projector.Digest
-			if err := a.call(cmd.Context(), http.MethodGet, projector.PathDigest, &d); err != nil {
+			d, err := cl.Digest(cmd.Context())
+			if err != nil {
 				return err
 			}
-			printDigest(e, d, *asJSON)
+			printDigest(e, projector.Digest(d), *asJSON)
 			return nil
 		}
 		var each func(k, v []byte) error
@@ -222,13 +222,9 @@ func printDigest(e *env, d projector.Digest, asJSON bool) {
 
 // rebuildOnline starts an online rebuild through the gateway, prints its
 // progress on stderr until it has switched over, then the live digest.
-func rebuildOnline(ctx context.Context, e *env, server string) error {
-	a, err := newProjectorAdmin(server)
+func rebuildOnline(ctx context.Context, e *env, cl *client.Client) error {
+	st, err := cl.StartRebuild(ctx)
 	if err != nil {
-		return err
-	}
-	var st projector.RebuildStatus
-	if err := a.call(ctx, http.MethodPost, projector.PathRebuild, &st); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "online rebuild started: through sequence %d, then up to the live projector's\n", st.Target)
@@ -239,11 +235,11 @@ func rebuildOnline(ctx context.Context, e *env, server string) error {
 	for st.Running() {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(e.stderr, "stopped following; the rebuild goes on (follow it again: GET "+projector.PathRebuild+")")
+			fmt.Fprintln(e.stderr, "stopped following; the rebuild goes on (follow it: GET /v1/admin/projector/rebuild)")
 			return ctx.Err()
 		case <-tick.C:
 		}
-		if err := a.call(ctx, http.MethodGet, projector.PathRebuild, &st); err != nil {
+		if st, err = cl.RebuildStatus(ctx); err != nil {
 			return err
 		}
 		if st.Running() && (st.State != state || time.Since(printed) >= time.Second) {
@@ -251,23 +247,23 @@ func rebuildOnline(ctx context.Context, e *env, server string) error {
 			printed, state = time.Now(), st.State
 		}
 	}
-	if st.State != projector.RebuildDone {
+	if st.State != client.RebuildDone {
 		return fmt.Errorf("online rebuild %s: %s (the live read models are unchanged)", st.State, st.Error)
 	}
 	fmt.Fprintf(e.stderr, "rebuilt online through sequence %d in %.1fs (%.0f entries/s); queries read the rebuilt models\n",
 		st.Applied, st.ElapsedSeconds, st.EntriesPerSecond)
-	var d projector.Digest
-	if err := a.call(ctx, http.MethodGet, projector.PathDigest, &d); err != nil {
+	d, err := cl.Digest(ctx)
+	if err != nil {
 		return err
 	}
-	printDigest(e, d, false)
+	printDigest(e, projector.Digest(d), false)
 	return nil
 }
 
 // progressLine says where a running online rebuild stands.
-func progressLine(st projector.RebuildStatus) string {
+func progressLine(st client.RebuildStatus) string {
 	what := "rebuilding"
-	if st.State == projector.RebuildSwitching {
+	if st.State == client.RebuildSwitching {
 		what = "switching over"
 	}
 	line := fmt.Sprintf("%s: %d applied, %d remaining, %.0f entries/s", what, st.Applied, st.Remaining, st.EntriesPerSecond)
@@ -275,48 +271,4 @@ func progressLine(st projector.RebuildStatus) string {
 		line += fmt.Sprintf(", about %s left", (time.Duration(st.EtaSeconds * float64(time.Second))).Round(100*time.Millisecond))
 	}
 	return line
-}
-
-// projectorAdmin is the small HTTP client of the projector's admin routes
-// through the gateway. It belongs in the SDK's client (pkg/client) once
-// that exists; until then it stands alone here.
-type projectorAdmin struct{ base string }
-
-func newProjectorAdmin(server string) (*projectorAdmin, error) {
-	u, err := url.Parse(server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usagef("--server: %q is not an http(s) URL", server)
-	}
-	return &projectorAdmin{base: strings.TrimRight(server, "/")}, nil
-}
-
-// call sends a request without a body and decodes the JSON answer into out;
-// an error answer becomes an error carrying the gateway's message.
-func (a *projectorAdmin) call(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach the gateway at %s: %w", a.base, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-			return fmt.Errorf("%s (%d %s)", e.Error.Message, resp.StatusCode, e.Error.Code)
-		}
-		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("the gateway answered %s %s with invalid JSON: %w", method, path, err)
-	}
-	return nil
 }
