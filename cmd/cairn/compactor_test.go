@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -102,23 +103,19 @@ func (p *compactPlatform) send(cmd events.Command) {
 // waitLog polls the log of sid until cond holds, and returns the log.
 func (p *compactPlatform) waitLog(sid, what string, cond func([]events.Entry) bool) []events.Entry {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if recs, err := p.log.Read(context.Background(), sid, 0); err == nil && len(recs) > 0 {
-			es := make([]events.Entry, len(recs))
-			for i := range recs {
-				es[i] = recs[i].Entry
-			}
-			if cond(es) {
-				return es
-			}
+	var es []events.Entry
+	kittest.Eventually(p.t, 30*time.Second, what, func() bool {
+		recs, err := p.log.Read(context.Background(), sid, 0)
+		if err != nil || len(recs) == 0 {
+			return false
 		}
-		<-tick.C
-	}
-	p.t.Fatalf("%s: not within 30s", what)
-	return nil
+		es = make([]events.Entry, len(recs))
+		for i := range recs {
+			es[i] = recs[i].Entry
+		}
+		return cond(es)
+	})
+	return es
 }
 
 // await waits for an entry naming cmdID.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -61,19 +63,15 @@ func (u *upProcess) mustCLI(t *testing.T, args ...string) string {
 // output, for reads of the read models, which trail the log.
 func (u *upProcess) eventuallyCLI(t *testing.T, cond func(string) bool, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		code, out, errOut := u.cli(t, args...)
-		if code == 0 && cond(out) {
-			return out
+	var out string
+	kittest.Eventually(t, 30*time.Second, "cairn "+strings.Join(args, " ")+" as wanted", func() error {
+		code, o, errOut := u.cli(t, args...)
+		if out = o; code == 0 && cond(out) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cairn %s: not as wanted within 30s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
-		}
-		<-tick.C
-	}
+		return fmt.Errorf("exit %d\n%s%s", code, out, errOut)
+	})
+	return out
 }
 
 // promptedSession creates session sid with the CLI and prompts it once

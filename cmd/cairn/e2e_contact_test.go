@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go"
 )
@@ -31,21 +33,12 @@ func (u *upProcess) cairnClient(t *testing.T, args ...string) (string, error) {
 // what cond last said.
 func pollUntil(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, last := cond()
-		if ok {
-			return
+	kittest.Eventually(t, 30*time.Second, what, func() error {
+		if ok, last := cond(); !ok {
+			return errors.New(last)
 		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("%s: not within 30s (last: %s)", what, last)
-		case <-tick.C:
-		}
-	}
+		return nil
+	})
 }
 
 func errorMessage(out map[string]any) string {

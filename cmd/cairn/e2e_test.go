@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -129,17 +130,12 @@ func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[stri
 // the gateway could not serve (503 under load) is retried until a deadline.
 func (u *upProcess) entries(t *testing.T, sid string) []events.Entry {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		es, err := u.tryEntries(sid)
-		if err == nil {
-			return es
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("export of %s: %v", sid, err)
-		}
-		<-time.After(50 * time.Millisecond)
-	}
+	var es []events.Entry
+	kittest.Eventually(t, 30*time.Second, "export of "+sid, func() (err error) {
+		es, err = u.tryEntries(sid)
+		return err
+	})
+	return es
 }
 
 func (u *upProcess) tryEntries(sid string) ([]events.Entry, error) {
@@ -168,17 +164,14 @@ func (u *upProcess) tryEntries(sid string) ([]events.Entry, error) {
 // waitEntries polls the log until cond holds.
 func (u *upProcess) waitEntries(t *testing.T, sid, what string, cond func([]events.Entry) bool) []events.Entry {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		es := u.entries(t, sid)
-		if cond(es) {
-			return es
+	var es []events.Entry
+	kittest.Eventually(t, 30*time.Second, what, func() error {
+		if es = u.entries(t, sid); cond(es) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s; log: %s", what, describeEntries(es))
-		}
-		<-time.After(20 * time.Millisecond)
-	}
+		return fmt.Errorf("log: %s", describeEntries(es))
+	})
+	return es
 }
 
 func describeEntries(es []events.Entry) string {

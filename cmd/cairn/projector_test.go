@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,8 +74,7 @@ func TestProjectorCommands(t *testing.T) {
 	go func() {
 		code <- run(ctx, []string{"projector", "--nats", srv.ClientURL(), "--data", data, "--http", addr}, nil, &stdout, &stderr)
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	kittest.Eventually(t, 30*time.Second, "projector caught up", func() error {
 		var ready struct {
 			Applied    uint64 `json:"applied"`
 			LagEntries uint64 `json:"lagEntries"`
@@ -84,14 +84,11 @@ func TestProjectorCommands(t *testing.T) {
 			json.NewDecoder(resp.Body).Decode(&ready)
 			resp.Body.Close()
 			if resp.StatusCode == 200 && ready.Applied == last && ready.LagEntries == 0 {
-				break
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("projector never caught up (%v); stderr:\n%s", err, stderr.String())
-		}
-		<-time.After(20 * time.Millisecond) // polling interval
-	}
+		return withStderr{fmt.Errorf("not caught up (%v)", err), &stderr}
+	})
 	resp, err := http.Get("http://" + addr + "/v1/sessions")
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
@@ -26,17 +28,13 @@ func TestToolrunnerCommandServesAndStopsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	kittest.Eventually(t, 30*time.Second, "the built-in tools registered", func() error {
 		r, err := bus.Lookup(ctx, "bash")
 		if err == nil && r.Pool == "cmdtest" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the built-in tools were never registered: %v\n%s", err, stderr.String())
-		}
-		<-time.After(20 * time.Millisecond) // polling interval
-	}
+		return withStderr{err, &stderr}
+	})
 	cancel()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit status %d, want 0; stderr:\n%s", c, stderr.String())
@@ -52,3 +50,12 @@ func TestToolrunnerCommandNeedsAWorkspaceRoot(t *testing.T) {
 		t.Errorf("stderr = %q, want it to name the workspace root", stderr.String())
 	}
 }
+
+// withStderr is an error that shows a command's stderr, read only when the
+// error is printed (the command may still be writing it until then).
+type withStderr struct {
+	err    error
+	stderr *bytes.Buffer
+}
+
+func (e withStderr) Error() string { return fmt.Sprintf("%v; stderr:\n%s", e.err, e.stderr.String()) }

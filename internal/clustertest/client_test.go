@@ -38,6 +38,8 @@ func (c *gatewayClient) post(ctx context.Context, path string, body any) (outcom
 		return 0, err
 	}
 	var last string
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(data))
 		if err != nil {
@@ -63,7 +65,7 @@ func (c *gatewayClient) post(ctx context.Context, path string, body any) (outcom
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("POST %s: not acknowledged before the deadline; last answer: %s", path, last)
-		case <-time.After(250 * time.Millisecond):
+		case <-tick.C:
 		}
 	}
 }

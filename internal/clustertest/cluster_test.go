@@ -80,6 +80,8 @@ func TestCluster(t *testing.T) {
 
 	// A new cluster elects its meta leader after a few seconds.
 	provisioned := time.Now()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		out, err := run(ctx, cairn, "provision", "--nats", natsURLs, "--replicas", "3")
 		if err == nil {
@@ -89,7 +91,7 @@ func TestCluster(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("provision: %v", err)
-		case <-time.After(500 * time.Millisecond): // retry pacing
+		case <-tick.C: // retry pacing
 		}
 	}
 
@@ -166,12 +168,14 @@ func TestCluster(t *testing.T) {
 
 	waitProgress := func(n int64) {
 		t.Helper()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
 		for progress.Load() < n {
 			select {
 			case err := <-workers:
 				t.Logf("consumers:%s", consumerReport(ctx, js))
 				t.Fatalf("the sessions ended before %d of %d prompts were done: %v", n, total, err)
-			case <-time.After(50 * time.Millisecond):
+			case <-tick.C:
 			}
 		}
 	}
@@ -344,10 +348,12 @@ func (r *sessionRun) drive(ctx context.Context, gw *gatewayClient, log *session.
 				if r.rejected++; attempt == 3 {
 					return fmt.Errorf("%s: prompt %q refused 4 times; the last time: %s", r.id, text, rejection(r.recs, id))
 				}
+				pace := time.NewTimer(time.Duration(attempt+1) * time.Second) // retry pacing
 				select {
 				case <-ctx.Done():
+					pace.Stop()
 					return ctx.Err()
-				case <-time.After(time.Duration(attempt+1) * time.Second): // retry pacing
+				case <-pace.C:
 				}
 			}
 			progress.Add(1)
@@ -404,6 +410,8 @@ func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog,
 	ctx, cancel := context.WithTimeout(ctx, settleWithin)
 	defer cancel()
 	var lastErr error
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		var from uint64
 		if n := len(r.recs); n > 0 {
@@ -430,7 +438,7 @@ func (r *sessionRun) waitSettled(ctx context.Context, log *session.JetStreamLog,
 			}
 			return fmt.Errorf("%s: command %s not applied and settled within %s; the log ends with %s (named: %d, last read error: %v)",
 				r.id, commandID, settleWithin, last, names(r.recs)[commandID], lastErr)
-		case <-time.After(200 * time.Millisecond):
+		case <-tick.C:
 		}
 	}
 }
@@ -465,6 +473,8 @@ func probe(t *testing.T, ctx context.Context, gw *gatewayClient, log *session.Je
 func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, nodes []*natsNode) *natsNode {
 	t.Helper()
 	name := events.Names{}.SessionsStream()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		info, err := streamInfo(ctx, js, name)
 		if err == nil && info.Cluster != nil {
@@ -477,7 +487,7 @@ func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, nod
 		select {
 		case <-ctx.Done():
 			t.Fatalf("no leader of %s: %v", name, err)
-		case <-time.After(100 * time.Millisecond):
+		case <-tick.C:
 		}
 	}
 }
@@ -497,6 +507,8 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jets
 func waitPartitions(t *testing.T, ctx context.Context, p *proc, metricsURL string, want int) string {
 	t.Helper()
 	first := -1
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		held, err := gauge(metricsURL, "cairn_orchestrator_partitions_held")
 		if err == nil && first < 0 {
@@ -510,7 +522,7 @@ func waitPartitions(t *testing.T, ctx context.Context, p *proc, metricsURL strin
 			t.Fatalf("%s never held all %d partitions (last: %d, %v)", p.name, want, held, err)
 		case <-p.done:
 			t.Fatalf("%s exited", p.name)
-		case <-time.After(100 * time.Millisecond):
+		case <-tick.C:
 		}
 	}
 }
@@ -541,6 +553,8 @@ func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsU
 	p *proc, readyURL, data, rebuilt string) {
 	t.Helper()
 	var applied uint64
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		info, err := streamInfo(ctx, js, events.Names{}.SessionsStream())
 		var st struct{ Applied, StreamLast, LagEntries uint64 }
@@ -557,7 +571,7 @@ func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsU
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the projector did not catch up: applied %d, stream %v (%v)", st.Applied, info, err)
-		case <-time.After(200 * time.Millisecond):
+		case <-tick.C:
 		}
 	}
 	ps.stop(p, 15*time.Second)

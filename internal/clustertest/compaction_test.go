@@ -107,6 +107,8 @@ func waitCompactions(t *testing.T, ctx context.Context, js jetstream.JetStream, 
 	// that owner lost the session meanwhile (then the answer is abandoned;
 	// see checkCompactions): wait a while, not for ever.
 	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		missing := ""
 		for _, r := range runs {
@@ -128,7 +130,7 @@ func waitCompactions(t *testing.T, ctx context.Context, js jetstream.JetStream, 
 		select {
 		case <-ctx.Done():
 			t.Fatalf("waiting for answered compactions to be applied: %v (last: %s)", ctx.Err(), missing)
-		case <-time.After(200 * time.Millisecond): // polling pace
+		case <-tick.C: // polling pace
 		}
 	}
 }

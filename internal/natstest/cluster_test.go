@@ -26,6 +26,8 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 	c.Kill(leader)
 	// Publishing succeeds again once the two survivors elect a leader.
 	var ack *jetstream.PubAck
+	tick := time.NewTicker(50 * time.Millisecond) // publish pacing
+	defer tick.Stop()
 	for {
 		// Each attempt has its own deadline: a request dropped while the
 		// survivors elect a leader is never answered, and nats.go applies
@@ -40,7 +42,7 @@ func TestClusterSurvivesLeaderKill(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("no publish succeeded after killing the leader: %v", err)
-		case <-time.After(50 * time.Millisecond): // poll
+		case <-tick.C:
 		}
 	}
 	if ack.Sequence != 2 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/compaction"
@@ -86,20 +87,7 @@ func startCompactor(t *testing.T, natsURL, httpAddr string) (c *compactor.Compac
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("compactor: %v", err)
-		}
-	}
+	stop = kittest.Run(t, context.Background(), "compactor", c.Run)
 	waitFor(t, "compactor ready", c.Ready)
 	return c, stop
 }

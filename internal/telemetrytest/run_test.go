@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -44,13 +44,7 @@ import (
 //
 // With CAIRN_TT_ROLE=gateway it runs a gateway the same way.
 func TestMain(m *testing.M) {
-	switch os.Getenv("CAIRN_TT_ROLE") {
-	case "toolrunner":
-		os.Exit(toolrunnerMain())
-	case "gateway":
-		os.Exit(gatewayMain())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"toolrunner": toolrunnerMain, "gateway": gatewayMain})
 }
 
 func toolrunnerMain() int {
@@ -70,11 +64,13 @@ func toolrunnerMain() int {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
 		for !r.Ready() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-tick.C:
 			}
 		}
 		fmt.Printf("READY %s\n", r.HTTPAddr())
@@ -234,7 +230,7 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 	}
 
 	// The toolrunner, in its own process.
-	childEnv := []string{"CAIRN_TT_ROLE=toolrunner", "CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
+	childEnv := []string{"CAIRN_TT_NATS=" + srv.ClientURL(), "CAIRN_TT_ROOT=" + root}
 	if content {
 		childEnv = append(childEnv, "CAIRN_TT_CONTENT=1")
 	}
@@ -286,7 +282,7 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 		send(t, nc, n, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: prompt})
 	} else {
 		// Through a gateway process, over HTTP.
-		gw = startChild(t, "gateway", []string{"CAIRN_TT_ROLE=gateway", "CAIRN_TT_NATS=" + srv.ClientURL()})
+		gw = startChild(t, "gateway", []string{"CAIRN_TT_NATS=" + srv.ClientURL()})
 		via(t, "http://"+gw.addr)
 	}
 	waitReply(t, sessions, "s1", completion)
@@ -339,8 +335,7 @@ type child struct {
 func startChild(t *testing.T, role string, env []string) *child {
 	t.Helper()
 	c := &child{log: &lockedBuffer{}}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
+	cmd := kittest.Command(role, env...)
 	cmd.Stderr = c.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -405,11 +400,8 @@ func send(t testing.TB, nc *nats.Conn, n events.Names, cmd events.Command) {
 // waitReply polls the session's log until its last assistant message says want.
 func waitReply(t testing.TB, log session.Log, sid, want string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	last := ""
-	for time.Now().Before(deadline) {
+	kittest.Eventually(t, 60*time.Second, fmt.Sprintf("reply %q", want), func() error {
 		if recs, err := log.Read(context.Background(), sid, 0); err == nil {
 			for _, r := range recs {
 				if m := r.Entry.Message; m != nil && m.Role == events.RoleAssistant {
@@ -417,12 +409,11 @@ func waitReply(t testing.TB, log session.Log, sid, want string) {
 				}
 			}
 			if strings.TrimSpace(last) == want {
-				return
+				return nil
 			}
 		}
-		<-tick.C
-	}
-	t.Fatalf("no reply %q within 60s; last assistant message: %q", want, last)
+		return fmt.Errorf("last assistant message: %q", last)
+	})
 }
 
 func scrape(t *testing.T, url string) string {
@@ -460,17 +451,17 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 			t.Errorf("projector close: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for p.Applied() == 0 || p.Lag() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("projector applied %d, lag %d after 30s", p.Applied(), p.Lag())
-		}
+	kittest.Eventually(t, 30*time.Second, "projector caught up", func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("projector stopped: %v", err)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		if p.Applied() == 0 || p.Lag() > 0 {
+			return fmt.Errorf("applied %d, lag %d", p.Applied(), p.Lag())
+		}
+		return nil
+	})
 	ops := httptest.NewServer(p.OpsHandler())
 	defer ops.Close()
 	metrics["projector"] = scrape(t, ops.URL+"/metrics")
@@ -506,11 +497,5 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 // waitFor polls cond until it holds, for at most 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	kittest.Eventually(t, 30*time.Second, what, cond)
 }

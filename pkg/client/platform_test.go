@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
@@ -192,19 +193,12 @@ func wait(ctx context.Context, d time.Duration) error {
 // with what cond last said.
 func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
+	kittest.Eventually(t, 30*time.Second, what, func() error {
+		if ok, state := cond(); !ok {
+			return errors.New(state)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s (%s)", what, state)
-		}
-		if err := wait(context.Background(), 10*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return nil
+	})
 }
 
 func timeNow() time.Time { return time.Now() }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/follow"
 )
@@ -201,22 +202,12 @@ func waitRestarts(t *testing.T, f *follow.Follower, n int) {
 // poll calls cond until it reports true, for up to 60s.
 func poll[T any](t *testing.T, cond func() (T, bool)) T {
 	t.Helper()
-	deadline := time.NewTimer(60 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, ok := cond(); ok {
-			return v
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			var zero T
-			t.Fatal("condition not met within 60s")
-			return zero
-		}
-	}
+	var v T
+	kittest.Eventually(t, 60*time.Second, "condition", func() (ok bool) {
+		v, ok = cond()
+		return ok
+	})
+	return v
 }
 
 // The node serving the Follower's consumer is lost and stays down: the

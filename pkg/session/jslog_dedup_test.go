@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -43,21 +44,10 @@ func TestSameIDOtherBytesR3(t *testing.T) {
 	// A cluster just formed may not place an R3 stream yet ("no suitable
 	// peers"): ask again for a while.
 	var l *session.JetStreamLog
-	deadline := time.NewTimer(60 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var err error
-		if l, err = session.NewJetStreamLog(t.Context(), js, session.WithReplicas(3)); err == nil {
-			break
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("no session log on the cluster within 60s: %v", err)
-		case <-tick.C:
-		}
-	}
+	kittest.Eventually(t, 60*time.Second, "a session log on the cluster", func() (err error) {
+		l, err = session.NewJetStreamLog(t.Context(), js, session.WithReplicas(3))
+		return err
+	})
 	killed := false
 	testSameIDOtherBytes(t, l, func() {
 		if i := c.StreamLeader(events.Names{}.SessionsStream()); i >= 0 {

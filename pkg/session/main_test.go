@@ -1,16 +1,14 @@
 package session_test
 
 import (
-	"os"
 	"testing"
+
+	"github.com/cairn-agents/cairn/internal/kittest"
 )
 
 // TestMain lets the test binary act as a writer process for
 // TestTwoProcessesAppendToOneSession when re-executed with
 // CAIRN_SESSION_WRITER set.
 func TestMain(m *testing.M) {
-	if os.Getenv(writerEnv) != "" {
-		os.Exit(writerProcess())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"writer": writerProcess})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -107,8 +108,7 @@ func TestTwoProcessesAppendToOneSession(t *testing.T) {
 	}
 	var children []child
 	for _, name := range []string{"p1", "p2"} {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s shared %s %d", writerEnv, srv.ClientURL(), name, procEntries))
+		cmd := kittest.Command("writer", fmt.Sprintf("%s=%s shared %s %d", writerEnv, srv.ClientURL(), name, procEntries))
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -161,6 +162,8 @@ func (e *env) collect(t *testing.T) *collector {
 func (c *collector) waitN(t *testing.T, n int) []toolbus.Result {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		c.mu.Lock()
 		got := append([]toolbus.Result(nil), c.results...)
@@ -175,7 +178,7 @@ func (c *collector) waitN(t *testing.T, n int) []toolbus.Result {
 		}
 		select {
 		case <-c.changed:
-		case <-time.After(50 * time.Millisecond):
+		case <-tick.C:
 		case <-deadline:
 			t.Fatalf("waited 20s for %d results, have %d: %+v", n, len(got), got)
 		}
@@ -203,11 +206,5 @@ func (e *env) consumerInfo(t *testing.T, pool string) *jetstream.ConsumerInfo {
 // waitFor polls cond until it holds or 20s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(10 * time.Millisecond) // polling interval
-	}
+	kittest.Eventually(t, 20*time.Second, what, cond)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
@@ -101,19 +102,14 @@ func processGone(pid int) bool {
 // waitGone polls until every pid has exited, failing after a deadline.
 func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for _, pid := range pids {
-		for !processGone(pid) {
-			select {
-			case <-deadline.C:
-				t.Fatalf("process %d is still running", pid)
-			case <-tick.C:
+	kittest.Eventually(t, 10*time.Second, "every process gone", func() error {
+		for _, pid := range pids {
+			if !processGone(pid) {
+				return fmt.Errorf("process %d is still running", pid)
 			}
 		}
-	}
+		return nil
+	})
 }
 
 func readPids(t *testing.T, ws string, names ...string) []int {

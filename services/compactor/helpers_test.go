@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -27,10 +28,7 @@ import (
 // set it runs compactor.Run over the script in CAIRN_TEST_SCRIPT, so tests
 // start and kill -9 real processes.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_TEST_COMPACTOR") != "" {
-		os.Exit(compactorMain())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"compactor": compactorMain})
 }
 
 func compactorMain() int {
@@ -122,28 +120,12 @@ func (p *platform) startCompactor(t testing.TB, m compactor.Models, name string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("compactor %s: %v", name, err)
-		}
-	})
+	kittest.Run(t, context.Background(), "compactor "+name, c.Run)
 	waitFor(t, "compactor ready", c.Ready)
 }
 
 // waitFor polls cond until it holds, failing the test after 30s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	kittest.Eventually(t, 30*time.Second, what, cond)
 }

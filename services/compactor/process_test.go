@@ -3,12 +3,12 @@ package compactor_test
 import (
 	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/agent/agenttest"
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
@@ -38,8 +38,7 @@ func (p *proc) logged(s string) bool {
 
 func startProc(t *testing.T, url, name, script string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CAIRN_TEST_COMPACTOR=1", "CAIRN_TEST_NATS="+url, "CAIRN_TEST_NAME="+name,
+	cmd := kittest.Command("compactor", "CAIRN_TEST_NATS="+url, "CAIRN_TEST_NAME="+name,
 		"CAIRN_TEST_SCRIPT="+script, "CAIRN_TEST_ACKWAIT_MS=1000")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

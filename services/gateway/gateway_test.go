@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,17 +75,7 @@ func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatal("condition not met within 10s")
-		case <-tick.C:
-		}
-	}
+	kittest.Eventually(t, 10*time.Second, "condition", cond)
 }
 
 func (f *fixture) do(t *testing.T, method, path, body string) (int, map[string]any) {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -26,10 +27,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if url := os.Getenv(envChildNATS); url != "" {
-		os.Exit(runChild(url, os.Getenv(envChildScript), os.Getenv(envChildName)))
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"orchestrator": func() int {
+		return runChild(os.Getenv(envChildNATS), os.Getenv(envChildScript), os.Getenv(envChildName))
+	}})
 }
 
 func runChild(url, scriptPath, name string) int {
@@ -77,8 +77,7 @@ const crashScript = `{
 
 func startChild(t *testing.T, p *platform, scriptPath, name string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChildNATS+"="+p.nc.ConnectedUrl(), envChildScript+"="+scriptPath, envChildName+"="+name)
+	cmd := kittest.Command("orchestrator", envChildNATS+"="+p.nc.ConnectedUrl(), envChildScript+"="+scriptPath, envChildName+"="+name)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -31,20 +32,7 @@ func (p *platform) startOn(nc *nats.Conn, name string) (stop func()) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	var once bool
-	stop = func() {
-		if once {
-			return
-		}
-		once = true
-		cancel()
-		<-done
-	}
-	p.t.Cleanup(stop)
-	return stop
+	return kittest.Run(p.t, context.Background(), "orchestrator "+name, o.Run)
 }
 
 func TestFailoverToTheOtherInstance(t *testing.T) {

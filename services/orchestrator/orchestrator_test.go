@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
@@ -93,22 +94,7 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			p.t.Errorf("orchestrator: %v", err)
-		}
-	}
-	p.t.Cleanup(stop)
-	return stop
+	return kittest.Run(p.t, context.Background(), "orchestrator", o.Run)
 }
 
 func (p *platform) send(cmd events.Command) {
@@ -126,36 +112,28 @@ func (p *platform) send(cmd events.Command) {
 // waitLog polls the session's log until cond holds.
 func (p *platform) waitLog(sid, what string, cond func([]events.Entry) bool) []events.Entry {
 	p.t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var es []events.Entry
+	kittest.Eventually(p.t, 30*time.Second, what, func() error {
 		recs, err := p.log.Read(context.Background(), sid, 0)
-		if err == nil {
-			es := make([]events.Entry, len(recs))
-			for i, r := range recs {
-				es[i] = r.Entry
-			}
-			if cond(es) {
-				return es
-			}
+		if err != nil {
+			return err
 		}
-		select {
-		case <-deadline.C:
-			recs, _ := p.log.Read(context.Background(), sid, 0)
-			var got []string
-			for _, r := range recs {
-				d := r.Entry.Type
-				if m := r.Entry.Message; m != nil {
-					d = m.Role + ":" + m.Content.Text()
-				}
-				got = append(got, d+"["+r.Entry.CommandID+"]")
+		es = make([]events.Entry, len(recs))
+		var got []string
+		for i, r := range recs {
+			es[i] = r.Entry
+			d := r.Entry.Type
+			if m := r.Entry.Message; m != nil {
+				d = m.Role + ":" + m.Content.Text()
 			}
-			p.t.Fatalf("%s: not within 30s; the log: %s", what, strings.Join(got, " | "))
-		case <-tick.C:
+			got = append(got, d+"["+r.Entry.CommandID+"]")
 		}
-	}
+		if cond(es) {
+			return nil
+		}
+		return fmt.Errorf("the log: %s", strings.Join(got, " | "))
+	})
+	return es
 }
 
 func named(cmdID string) func([]events.Entry) bool {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
@@ -13,26 +14,22 @@ import (
 func (p *platform) waitRefusal(sid, cid string) events.Outcome {
 	p.t.Helper()
 	ctx := context.Background()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if kv, err := p.js.KeyValue(ctx, p.n.OutcomesBucket()); err == nil {
-			if e, err := kv.Get(ctx, events.OutcomeKey(sid, cid)); err == nil {
-				r, err := events.DecodeOutcome(e.Value())
-				if err != nil {
-					p.t.Fatal(err)
-				}
-				return r
-			}
+	var r events.Outcome
+	kittest.Eventually(p.t, 30*time.Second, "refusal of "+sid+"/"+cid+" recorded", func() error {
+		kv, err := p.js.KeyValue(ctx, p.n.OutcomesBucket())
+		if err != nil {
+			return err
 		}
-		select {
-		case <-deadline.C:
-			p.t.Fatalf("no refusal of %s/%s recorded within 30s", sid, cid)
-		case <-tick.C:
+		e, err := kv.Get(ctx, events.OutcomeKey(sid, cid))
+		if err != nil {
+			return err
 		}
-	}
+		if r, err = events.DecodeOutcome(e.Value()); err != nil {
+			p.t.Fatal(err)
+		}
+		return nil
+	})
+	return r
 }
 
 // A command refused where the session has no log is recorded in the

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
@@ -60,28 +61,10 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer kittest.Run(t, context.Background(), "orchestrator", o.Run)()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.NewTimer(30 * time.Second)
-		defer deadline.Stop()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for !cond() {
-			select {
-			case <-deadline.C:
-				t.Fatalf("%s: not within 30s", what)
-			case <-tick.C:
-			}
-		}
+		kittest.Eventually(t, 30*time.Second, what, cond)
 	}
 
 	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/services/projector/internal/synth"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,10 +24,7 @@ import (
 
 // TestMain lets the test binary run as a projector process for the kill test.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_PROJECTOR_CHILD") == "1" {
-		os.Exit(child())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"projector": child})
 }
 
 // child runs a projector on CAIRN_NATS and CAIRN_DIR, prints "addr <host:port>"
@@ -75,8 +73,7 @@ type childProc struct {
 
 func startChild(t *testing.T, url, dir string) *childProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CAIRN_PROJECTOR_CHILD=1", "CAIRN_NATS="+url, "CAIRN_DIR="+dir)
+	cmd := kittest.Command("projector", "CAIRN_NATS="+url, "CAIRN_DIR="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

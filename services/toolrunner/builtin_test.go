@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
@@ -21,15 +22,7 @@ func TestBuiltinToolsOverTheBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer kittest.Run(t, context.Background(), "toolrunner", r.Run)()
 	c.dispatch(t, "s1", "w", "write", `{"path":"notes/a.txt","content":"hello cairn\n"}`)
 	c.waitResults(t, 1)
 	c.dispatch(t, "s1", "r", "read", `{"path":"notes/a.txt"}`)
@@ -44,7 +37,7 @@ func TestBuiltinToolsOverTheBus(t *testing.T) {
 	if rs := got["esc"]; len(rs) != 1 || !rs[0].IsError {
 		t.Errorf("read outside the workspace: %+v, want an error result", rs)
 	}
-	regs, err := c.bus.Tools(ctx)
+	regs, err := c.bus.Tools(context.Background())
 	if err != nil || len(regs) != 7 {
 		t.Errorf("registry: %d tools, %v; want the 7 built-ins", len(regs), err)
 	}

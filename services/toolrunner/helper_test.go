@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/services/toolrunner"
@@ -25,13 +26,7 @@ import (
 // it runs toolrunner.Run with the test tools below and exits, so tests start,
 // kill and signal real processes.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_TEST_RUNNER") != "" {
-		os.Exit(runnerMain())
-	}
-	if os.Getenv("CAIRN_TEST_RESPONDER") != "" {
-		os.Exit(responderMain())
-	}
-	os.Exit(m.Run())
+	kittest.Main(m, kittest.Children{"runner": runnerMain, "responder": responderMain})
 }
 
 func runnerMain() int {
@@ -54,11 +49,13 @@ func runnerMain() int {
 		return 1
 	}
 	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
 		for !r.Ready() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(5 * time.Millisecond):
+			case <-tick.C:
 			}
 		}
 		fmt.Printf("READY %s\n", r.HTTPAddr())
@@ -185,14 +182,14 @@ type procOpts struct {
 // startRunner starts a toolrunner process and waits until it takes calls.
 func startRunner(t testing.TB, natsURL, root, records, name string, o procOpts) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CAIRN_TEST_RUNNER=1", "CAIRN_TEST_NATS="+natsURL, "CAIRN_TEST_ROOT="+root,
+	role := "runner"
+	if o.responder {
+		role = "responder"
+	}
+	cmd := kittest.Command(role, "CAIRN_TEST_NATS="+natsURL, "CAIRN_TEST_ROOT="+root,
 		"CAIRN_TEST_RECORDS="+records, "CAIRN_TEST_NAME="+name,
 		fmt.Sprintf("CAIRN_TEST_CONCURRENCY=%d", o.concurrency), fmt.Sprintf("CAIRN_TEST_ACKWAIT_MS=%d", o.ackWaitMs),
 		fmt.Sprintf("CAIRN_TEST_SHUTDOWN_MS=%d", o.shutdownMs))
-	if o.responder {
-		cmd.Env = append(cmd.Env, "CAIRN_TEST_RUNNER=", "CAIRN_TEST_RESPONDER=1")
-	}
 	if o.http {
 		cmd.Env = append(cmd.Env, "CAIRN_TEST_HTTP=127.0.0.1:0")
 	}

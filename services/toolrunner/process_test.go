@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
@@ -111,8 +112,7 @@ func (c *cluster) waitResults(t testing.TB, n int) map[string][]toolbus.Result {
 func (c *cluster) waitDrained(t testing.TB, want uint64) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	kittest.Eventually(t, 60*time.Second, "queue drained", func() error {
 		cons, err := c.js.Consumer(ctx, "CAIRN_TOOLS", toolbus.ConsumerName("test"))
 		if err != nil {
 			t.Fatal(err)
@@ -122,13 +122,10 @@ func (c *cluster) waitDrained(t testing.TB, want uint64) {
 			t.Fatal(err)
 		}
 		if info.NumPending == 0 && info.NumAckPending == 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue not drained: pending %d, unacked %d", info.NumPending, info.NumAckPending)
-		}
-		<-time.After(20 * time.Millisecond) // polling interval
-	}
+		return fmt.Errorf("pending %d, unacked %d", info.NumPending, info.NumAckPending)
+	})
 	s, err := c.js.Stream(ctx, "CAIRN_RESULTS")
 	if err != nil {
 		t.Fatal(err)
@@ -183,13 +180,9 @@ func TestKilledRunnersCallsAreRerunOrReportedInterrupted(t *testing.T) {
 	a := c.runner(t, "A", procOpts{ackWaitMs: 1000})
 	c.dispatch(t, "s1", "idem", "hangidem", `{"hangOn":"A"}`)
 	c.dispatch(t, "s1", "once", "hang", `{"hangOn":"A"}`)
-	deadline := time.Now().Add(60 * time.Second)
-	for len(readLines(t, filepath.Join(c.records, "run-idem"))) == 0 || len(readLines(t, filepath.Join(c.records, "run-once"))) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("both calls never started on A")
-		}
-		<-time.After(10 * time.Millisecond) // polling interval
-	}
+	kittest.Eventually(t, 60*time.Second, "both calls started on A", func() bool {
+		return len(readLines(t, filepath.Join(c.records, "run-idem"))) > 0 && len(readLines(t, filepath.Join(c.records, "run-once"))) > 0
+	})
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +220,9 @@ func TestSIGTERMHandsBackUnfinishedCallsAndExitsCleanly(t *testing.T) {
 		}
 	}
 	c.dispatch(t, "s1", "idem", "hangidem", `{"hangOn":"A"}`)
-	deadline := time.Now().Add(60 * time.Second)
-	for len(readLines(t, filepath.Join(c.records, "run-idem"))) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the call never started on A")
-		}
-		<-time.After(10 * time.Millisecond) // polling interval
-	}
+	kittest.Eventually(t, 60*time.Second, "the call started on A", func() bool {
+		return len(readLines(t, filepath.Join(c.records, "run-idem"))) > 0
+	})
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

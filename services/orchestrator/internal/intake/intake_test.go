@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
@@ -191,10 +192,7 @@ func TestRunAgainDeliversNothingTwice(t *testing.T) {
 	}
 	r.stop(t) // a1 is never finished: a new Intake would read it again
 	e.publish(t, "s1", "a2")
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.in.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer kittest.Run(t, e.ctx, "intake", r.in.Run)()
 	if c := r.next(t); c.Cmd.ID != "a2" {
 		t.Fatalf("after running again got %s, want a2 (a1 was delivered already)", c.Cmd.ID)
 	}

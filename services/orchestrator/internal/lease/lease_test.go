@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -64,17 +65,7 @@ func start(t *testing.T, js jetstream.JetStream, instance string, partitions int
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(20 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("%s: not within 20s", what)
-		case <-tick.C:
-		}
-	}
+	kittest.Eventually(t, 20*time.Second, what, cond)
 }
 
 // split reports whether the runners hold disjoint sets that cover all n
