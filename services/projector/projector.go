@@ -32,13 +32,11 @@ func New(cfg Config) (*Projector, error) {
 	p := &Projector{cfg: cfg, db: db}
 	applied, err := db.Applied()
 	if err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	p.prog.applied.Store(applied)
 	if p.m, err = newMetrics(cfg.Registry, &p.prog); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("projector: register metrics: %w", err)
+		return nil, errors.Join(fmt.Errorf("projector: register metrics: %w", err), db.Close())
 	}
 	return p, nil
 }
@@ -57,12 +55,12 @@ func (p *Projector) Lag() uint64 { return p.prog.lag() }
 // once the last batch is committed and the consumer stopped. Until the
 // sessions stream exists and the consumer is set up it retries every second
 // (NATS may be starting, electing a leader or overloaded), logging why.
-func (p *Projector) Run(ctx context.Context) error {
+func (p *Projector) Run(ctx context.Context) (err error) {
 	w, err := p.db.NewWriter()
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer func() { err = errors.Join(err, w.Close()) }() // syncs the last batch
 	for {
 		err := p.consume(ctx, w)
 		if !errors.Is(err, errGap) {
