@@ -24,12 +24,13 @@ func serveHTTP(ln net.Listener, ready func() bool, g prometheus.Gatherer) (stop 
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	done := make(chan struct{})
+	// http.ErrServerClosed, or the listener's failure: nothing left to do on the way out.
+	go func() { _ = srv.Serve(ln); close(done) }()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-		<-done // http.ErrServerClosed, or the listener's failure: nothing left to do on the way out
+		<-done
 	}
 }
