@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -24,7 +25,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 	addr := c.Flags().String("http", "", "address of /healthz, /readyz and /metrics (default none)")
 	leaseTTL := c.Flags().Duration("lease-ttl", 5*time.Second, "how long a dead instance keeps its sessions")
 	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create's workspace must lie inside it (unset: only relative workspaces)")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		log := newLogger(e, "orchestrator")
 		wsRoot, err := absRoot(*root)
 		if err != nil {
@@ -34,7 +35,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		defer nc.Drain()
+		defer func() { err = errors.Join(err, nc.Drain()) }()
 		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
 		if err != nil {
 			return err
@@ -62,14 +63,15 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 // serveOps serves /healthz, /readyz and /metrics until ctx ends.
 func serveOps(ctx context.Context, addr string, ready func() bool, gatherer prometheus.Gatherer) error {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
+	// A probe's failed write is the prober's failure: it sees it itself.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"status":"ok"}`)) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`{"ready":false}`))
+			_, _ = w.Write([]byte(`{"ready":false}`))
 			return
 		}
-		w.Write([]byte(`{"ready":true}`))
+		_, _ = w.Write([]byte(`{"ready":true}`))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", addr)
@@ -81,7 +83,9 @@ func serveOps(ctx context.Context, addr string, ready func() bool, gatherer prom
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close() // the deadline passed: drop the open connections
+		}
 	}()
 	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		return err

@@ -30,7 +30,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for queries, /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
 	prefix := addPrefixFlag(c)
 	batch := f.Int("batch", projector.DefaultBatchSize, "most entries applied in one Pebble batch")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if *data == "" {
 			return usagef("--data is required (the directory of the projector's Pebble database)")
 		}
@@ -48,7 +48,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 		if err != nil {
 			return err
 		}
-		defer p.Close()
+		defer func() { err = errors.Join(err, p.Close()) }() // its database was written to
 		var srv *http.Server
 		errc := make(chan error, 1)
 		if *httpAddr != "" {
@@ -63,7 +63,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 		runErr := p.Run(cmd.Context())
 		if srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			srv.Shutdown(ctx)
+			runErr = errors.Join(runErr, srv.Shutdown(ctx))
 			cancel()
 			if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 				runErr = errors.Join(runErr, err)
