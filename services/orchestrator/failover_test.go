@@ -41,7 +41,9 @@ func (p *platform) startOn(nc *nats.Conn, name string) (stop func()) {
 		}
 		once = true
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			p.t.Errorf("orchestrator run: %v", err)
+		}
 	}
 	p.t.Cleanup(stop)
 	return stop

@@ -194,7 +194,12 @@ func TestRunAgainDeliversNothingTwice(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.in.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("intake run: %v", err)
+		}
+	}()
 	if c := r.next(t); c.Cmd.ID != "a2" {
 		t.Fatalf("after running again got %s, want a2 (a1 was delivered already)", c.Cmd.ID)
 	}
