@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 )
@@ -53,44 +50,11 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		g, ctx := errgroup.WithContext(cmd.Context())
 		g.Go(func() error { return o.Run(ctx) })
 		if *addr != "" {
-			g.Go(func() error { return serveOps(ctx, *addr, func() bool { return true }, reg) })
+			g.Go(func() error { return opshttp.Serve(ctx, *addr, opshttp.Handler(opshttp.Config{Gatherer: reg})) })
 		}
 		return g.Wait()
 	}
 	return c
-}
-
-// serveOps serves /healthz, /readyz and /metrics until ctx ends.
-func serveOps(ctx context.Context, addr string, ready func() bool, gatherer prometheus.Gatherer) error {
-	mux := http.NewServeMux()
-	// A probe's failed write is the prober's failure: it sees it itself.
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"status":"ok"}`)) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"ready":false}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"ready":true}`))
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if srv.Shutdown(sctx) != nil {
-			_ = srv.Close() // the deadline passed: drop the open connections
-		}
-	}()
-	if err := srv.Serve(ln); err != http.ErrServerClosed {
-		return err
-	}
-	return nil
 }
 
 // addWorkspaceRootFlag adds --workspace-root (env CAIRN_WORKSPACE_ROOT),

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/projector"
 	"github.com/spf13/cobra"
@@ -49,25 +48,21 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 			return err
 		}
 		defer func() { err = errors.Join(err, p.Close()) }() // its database was written to
-		var srv *http.Server
-		errc := make(chan error, 1)
+		var srv *opshttp.Server
 		if *httpAddr != "" {
-			ln, err := net.Listen("tcp", *httpAddr)
+			srv, err = opshttp.Listen(*httpAddr, p.OpsHandler())
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", *httpAddr, err)
 			}
-			cfg.Logger.Info("projector: serving", "http", ln.Addr().String())
-			srv = &http.Server{Handler: p.OpsHandler(), ReadHeaderTimeout: 10 * time.Second}
-			go func() { errc <- srv.Serve(ln) }()
+			cfg.Logger.Info("projector: serving", "http", srv.Addr())
 		}
 		runErr := p.Run(cmd.Context())
 		if srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			runErr = errors.Join(runErr, srv.Shutdown(ctx))
-			cancel()
-			if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-				runErr = errors.Join(runErr, err)
+			if err := srv.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				runErr = errors.Join(runErr, err) // requests still open at the deadline are cut off
 			}
+			cancel()
 		}
 		return runErr
 	}

@@ -1,9 +1,10 @@
 package events
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Command types (DESIGN §4).
@@ -77,55 +78,55 @@ type Command struct {
 // writes entryId, null included, and an empty but non-nil Tools is written
 // as [] (set_tools with no tools).
 func (c Command) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(len(c.Text)+len(c.SystemPrompt)+len(c.Instructions)+extraSize(c.Extra))), inEnvelope: true}
-	n := w.begin()
-	w.int("v", int64(c.V))
-	w.str("id", c.ID)
-	w.str("type", c.Type)
-	w.str("sessionId", c.SessionID)
-	w.optStr("model", c.Model)
-	w.optStr("systemPrompt", c.SystemPrompt)
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(len(c.Text)+len(c.SystemPrompt)+len(c.Instructions)+extraSize(c.Extra))), InEnvelope: true}
+	n := w.Begin()
+	w.Int("v", int64(c.V))
+	w.Str("id", c.ID)
+	w.Str("type", c.Type)
+	w.Str("sessionId", c.SessionID)
+	w.OptStr("model", c.Model)
+	w.OptStr("systemPrompt", c.SystemPrompt)
 	if len(c.Tools) > 0 {
-		w.strs("tools", c.Tools)
+		w.Strs("tools", c.Tools)
 	}
-	w.optStr("workspace", c.Workspace)
-	w.optStr("text", c.Text)
+	w.OptStr("workspace", c.Workspace)
+	w.OptStr("text", c.Text)
 	if len(c.Images) > 0 {
-		w.key("images")
-		w.b = append(w.b, '[')
+		w.Key("images")
+		w.B = append(w.B, '[')
 		for i, im := range c.Images {
 			if i > 0 {
-				w.b = append(w.b, ',')
+				w.B = append(w.B, ',')
 			}
-			n := w.begin()
-			w.str("data", im.Data)
-			w.str("mimeType", im.MimeType)
-			w.end(n)
+			n := w.Begin()
+			w.Str("data", im.Data)
+			w.Str("mimeType", im.MimeType)
+			w.End(n)
 		}
-		w.b = append(w.b, ']')
+		w.B = append(w.B, ']')
 	}
-	w.optStr("whenBusy", string(c.WhenBusy))
+	w.OptStr("whenBusy", string(c.WhenBusy))
 	if c.EntryID != nil {
-		w.str("entryId", *c.EntryID)
+		w.Str("entryId", *c.EntryID)
 	}
-	w.optBool("summarize", c.Summarize)
-	w.optStr("instructions", c.Instructions)
-	w.optStr("level", c.Level)
-	w.optStr("label", c.Label)
+	w.OptBool("summarize", c.Summarize)
+	w.OptStr("instructions", c.Instructions)
+	w.OptStr("level", c.Level)
+	w.OptStr("label", c.Label)
 	if c.Type == CmdNavigate && c.EntryID == nil {
-		w.key("entryId")
-		w.b = append(w.b, "null"...)
+		w.Key("entryId")
+		w.B = append(w.B, "null"...)
 	}
 	if c.Tools != nil && len(c.Tools) == 0 {
 		// An empty list (no tools at all) is not an absent one (the default).
-		w.key("tools")
-		w.b = append(w.b, "[]"...)
+		w.Key("tools")
+		w.B = append(w.B, "[]"...)
 	}
 	// The extra members were appended to encoding/json's output, as they are.
-	w.inEnvelope = false
-	w.extra(c.Extra)
-	w.end(n)
-	return w.result()
+	w.InEnvelope = false
+	w.Extra(c.Extra)
+	w.End(n)
+	return w.Result()
 }
 
 // DecodeCommand decodes and validates a command. An absent "v" means the
@@ -135,15 +136,15 @@ func DecodeCommand(data []byte) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
-	defer r.release()
+	defer r.Release()
 	type plain Command
 	var c plain
-	entryIDPresent := r.has("entryId")
-	if err := r.decodeKnown(&c); err != nil {
-		return Command{}, err
+	entryIDPresent := r.Has("entryId")
+	if err := r.DecodeKnown(&c); err != nil {
+		return Command{}, fieldError(err)
 	}
 	cmd := Command(c)
-	cmd.Extra = r.rest()
+	cmd.Extra = r.Rest()
 	if cmd.V == 0 {
 		cmd.V = SchemaVersion
 	}
@@ -151,35 +152,6 @@ func DecodeCommand(data []byte) (Command, error) {
 		return Command{}, err
 	}
 	return cmd, nil
-}
-
-func describeDecodeErr(err error) error {
-	var te *json.UnmarshalTypeError
-	if ok := asType(err, &te); ok {
-		return fieldErr(te.Field, "must be %s, got %s", jsonTypeName(te.Type.Kind().String()), te.Value)
-	}
-	return fieldErr("", "invalid JSON: %v", err)
-}
-
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	case "ptr":
-		return "a string or null"
-	case "int", "int8", "int16", "int32", "int64":
-		return "an integer"
-	case "uint", "uint8", "uint16", "uint32", "uint64":
-		return "a non-negative integer"
-	default:
-		return "a number"
-	}
 }
 
 // Validate checks the command's fields for its type.

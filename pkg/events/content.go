@@ -3,6 +3,8 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Content block types.
@@ -47,52 +49,35 @@ func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
 
 // MarshalJSON writes the canonical form of b.
 func (b Block) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(b.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(b.size()))}
 	b.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes the canonical form of b.
-func (b *Block) write(w *jsonWriter) {
-	n := w.begin()
-	w.str("type", b.Type)
+func (b *Block) write(w *jsonx.Writer) {
+	n := w.Begin()
+	w.Str("type", b.Type)
 	switch b.Type {
 	case BlockText:
-		w.str("text", b.Text)
-		w.optStr("textSignature", b.TextSignature)
+		w.Str("text", b.Text)
+		w.OptStr("textSignature", b.TextSignature)
 	case BlockThinking:
-		w.str("thinking", b.Thinking)
-		w.optStr("thinkingSignature", b.ThinkingSignature)
-		w.optBool("redacted", b.Redacted)
+		w.Str("thinking", b.Thinking)
+		w.OptStr("thinkingSignature", b.ThinkingSignature)
+		w.OptBool("redacted", b.Redacted)
 	case BlockImage:
-		w.optStr("data", b.Data)
-		w.str("mimeType", b.MimeType)
-		w.optStr("blob", b.Blob)
+		w.OptStr("data", b.Data)
+		w.Str("mimeType", b.MimeType)
+		w.OptStr("blob", b.Blob)
 	case BlockToolCall:
-		w.str("id", b.ID)
-		w.str("name", b.Name)
-		w.arguments(b.Arguments)
-		w.optStr("thoughtSignature", b.ThoughtSignature)
+		w.Str("id", b.ID)
+		w.Str("name", b.Name)
+		writeArguments(w, b.Arguments)
+		w.OptStr("thoughtSignature", b.ThoughtSignature)
 	}
-	w.extra(b.Extra)
-	w.end(n)
-}
-
-// arguments writes a tool call's arguments compacted, as they are if they
-// are not valid JSON, and {} if empty.
-func (w *jsonWriter) arguments(args json.RawMessage) {
-	ix := indexJSON(args)
-	switch {
-	case ix != nil:
-		ix.release()
-		w.key("arguments")
-		w.b = appendCompact(w.b, args)
-	case len(args) == 0:
-		w.key("arguments")
-		w.b = append(w.b, "{}"...)
-	default:
-		w.raw("arguments", args)
-	}
+	w.Extra(b.Extra)
+	w.End(n)
 }
 
 // UnmarshalJSON decodes and validates a block.
@@ -101,49 +86,49 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer ix.release()
-	return b.decode(data, path{ix: ix})
+	defer ix.Release()
+	return b.decode(data, ix.Root())
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
-func (b *Block) decode(data []byte, p path) error {
+func (b *Block) decode(data []byte, p jsonx.Path) error {
 	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
-	defer r.release()
-	*b = Block{Type: r.name("type", true)}
+	defer r.Release()
+	*b = Block{Type: r.Name("type", true, names)}
 	switch b.Type {
 	case BlockText:
-		b.Text = r.str("text", true)
-		b.TextSignature = r.str("textSignature", false)
+		b.Text = r.Str("text", true)
+		b.TextSignature = r.Str("textSignature", false)
 	case BlockThinking:
-		b.Thinking = r.str("thinking", true)
-		b.ThinkingSignature = r.str("thinkingSignature", false)
-		b.Redacted = r.boolean("redacted", false)
+		b.Thinking = r.Str("thinking", true)
+		b.ThinkingSignature = r.Str("thinkingSignature", false)
+		b.Redacted = r.Bool("redacted", false)
 	case BlockImage:
-		b.Data = r.str("data", false)
-		b.MimeType = r.str("mimeType", true)
-		b.Blob = r.str("blob", false)
-		if r.err == nil && b.Data == "" && b.Blob == "" {
-			r.fail("data", "is required (an image needs data or a blob reference)")
+		b.Data = r.Str("data", false)
+		b.MimeType = r.Str("mimeType", true)
+		b.Blob = r.Str("blob", false)
+		if r.Err() == nil && b.Data == "" && b.Blob == "" {
+			r.Fail("data", "is required (an image needs data or a blob reference)")
 		}
 	case BlockToolCall:
-		b.ID = r.str("id", true)
-		b.Name = r.str("name", true)
-		b.Arguments = r.raw("arguments", true)
-		if r.err == nil && (len(b.Arguments) == 0 || b.Arguments[0] != '{') {
-			r.fail("arguments", "must be a JSON object")
+		b.ID = r.Str("id", true)
+		b.Name = r.Str("name", true)
+		b.Arguments = r.Raw("arguments", true)
+		if r.Err() == nil && (len(b.Arguments) == 0 || b.Arguments[0] != '{') {
+			r.Fail("arguments", "must be a JSON object")
 		}
-		b.ThoughtSignature = r.str("thoughtSignature", false)
+		b.ThoughtSignature = r.Str("thoughtSignature", false)
 	case "":
 	default:
-		r.fail("type", "unknown content block type %q (want text, image, thinking or toolCall)", b.Type)
+		r.Fail("type", "unknown content block type %q (want text, image, thinking or toolCall)", b.Type)
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return fieldError(r.Err())
 	}
-	b.Extra = r.rest()
+	b.Extra = r.Rest()
 	return nil
 }
 
@@ -175,69 +160,52 @@ func (c Content) Text() string {
 
 // MarshalJSON writes a string when c.String is set, else an array of blocks.
 func (c Content) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(blocksSize(c.Blocks)))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(blocksSize(c.Blocks)))}
 	c.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes c as the value of a member whose key is written.
-func (c *Content) write(w *jsonWriter) {
+func (c *Content) write(w *jsonx.Writer) {
 	if c.String && len(c.Blocks) <= 1 {
 		s := ""
 		if len(c.Blocks) == 1 {
 			s = c.Blocks[0].Text
 		}
-		w.b = appendJSONString(w.b, s, false)
+		w.StrValue(s)
 		return
 	}
-	w.blocks(c.Blocks)
-}
-
-// blocks writes a list of blocks; nil is [].
-func (w *jsonWriter) blocks(bs []Block) {
-	w.b = append(w.b, '[')
-	for i := range bs {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		bs[i].write(w)
-	}
-	w.b = append(w.b, ']')
+	writeBlocks(w, c.Blocks)
 }
 
 // UnmarshalJSON accepts a string or an array of blocks.
 func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
-	ix := indexJSON(data)
-	if ix == nil {
-		if len(data) > 0 && data[0] == '"' {
-			var s string
-			err := json.Unmarshal(data, &s)
-			return fieldErr("", "invalid string: %v", err)
-		}
-		return fieldErr("", "must be a string or an array of content blocks, got %s", jsonKind(data))
+	ix, err := jsonx.Check(data)
+	if err != nil {
+		return fieldError(err)
 	}
-	defer ix.release()
-	return c.decode(data, path{ix: ix})
+	defer ix.Release()
+	return c.decode(data, ix.Root())
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
-func (c *Content) decode(data []byte, p path) error {
-	data = trimSpace(data)
+func (c *Content) decode(data []byte, p jsonx.Path) error {
+	data = jsonx.TrimSpace(data)
 	switch data[0] {
 	case '"':
-		*c = Content{Blocks: []Block{TextBlock(unquote(data))}, String: true}
+		*c = Content{Blocks: []Block{TextBlock(jsonx.Unquote(data))}, String: true}
 		return nil
 	case 'n': // null: no blocks, as encoding/json decodes it into a slice
 		*c = Content{Blocks: []Block{}}
 		return nil
 	case '[':
 	default:
-		return fieldErr(p.String(), "must be a string or an array of content blocks, got %s", jsonKind(data))
+		return fieldErr(p.String(), "must be a string or an array of content blocks, got %s", jsonx.Kind(data))
 	}
-	blocks := make([]Block, countElements(data, p.ix))
-	err := forElements(data, p.ix, func(i int, v []byte) error {
-		return blocks[i].decode(v, p.index(i))
+	blocks := make([]Block, jsonx.Count(data, p))
+	err := jsonx.Elements(data, p, func(i int, v []byte, p jsonx.Path) error {
+		return blocks[i].decode(v, p)
 	})
 	if err != nil {
 		return err
@@ -274,29 +242,29 @@ func (u Usage) IsZero() bool { return u == Usage{} }
 
 // MarshalJSON writes every count, then the members Cairn does not model.
 func (u Usage) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w jsonx.Writer
 	u.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes u; its cost, written by encoding/json before, is written as
 // in an envelope.
-func (u *Usage) write(w *jsonWriter) {
-	n := w.begin()
-	w.int("input", u.Input)
-	w.int("output", u.Output)
-	w.int("cacheRead", u.CacheRead)
-	w.int("cacheWrite", u.CacheWrite)
-	w.int("totalTokens", u.TotalTokens)
-	w.key("cost")
-	in := w.inEnvelope
-	w.inEnvelope = true
+func (u *Usage) write(w *jsonx.Writer) {
+	n := w.Begin()
+	w.Int("input", u.Input)
+	w.Int("output", u.Output)
+	w.Int("cacheRead", u.CacheRead)
+	w.Int("cacheWrite", u.CacheWrite)
+	w.Int("totalTokens", u.TotalTokens)
+	w.Key("cost")
+	in := w.InEnvelope
+	w.InEnvelope = true
 	u.Cost.write(w)
-	w.inEnvelope = in
+	w.InEnvelope = in
 	if u.extra != "" {
-		w.extra(parseExtra(u.extra))
+		w.Extra(parseExtra(u.extra))
 	}
-	w.end(n)
+	w.End(n)
 }
 
 // UnmarshalJSON decodes usage; counts default to zero.
@@ -305,51 +273,51 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer ix.release()
-	return u.decode(data, path{ix: ix})
+	defer ix.Release()
+	return u.decode(data, ix.Root())
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
-func (u *Usage) decode(data []byte, p path) error {
+func (u *Usage) decode(data []byte, p jsonx.Path) error {
 	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
-	defer r.release()
+	defer r.Release()
 	*u = Usage{
-		Input:       r.int64("input", false),
-		Output:      r.int64("output", false),
-		CacheRead:   r.int64("cacheRead", false),
-		CacheWrite:  r.int64("cacheWrite", false),
-		TotalTokens: r.int64("totalTokens", false),
+		Input:       r.Int64("input", false),
+		Output:      r.Int64("output", false),
+		CacheRead:   r.Int64("cacheRead", false),
+		CacheWrite:  r.Int64("cacheWrite", false),
+		TotalTokens: r.Int64("totalTokens", false),
 	}
-	r.object("cost", false, func(b []byte, p path) error { return u.Cost.decode(b, p) })
-	if r.err != nil {
-		return r.err
+	r.Object("cost", false, func(b []byte, p jsonx.Path) error { return u.Cost.decode(b, p) })
+	if r.Err() != nil {
+		return fieldError(r.Err())
 	}
-	u.extra = formatExtra(r.rest())
+	u.extra = formatExtra(r.Rest())
 	return nil
 }
 
 // MarshalJSON writes every amount, then the members Cairn does not model.
 func (c Cost) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w jsonx.Writer
 	c.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes c as the value of a member whose key is written.
-func (c *Cost) write(w *jsonWriter) {
-	n := w.begin()
-	w.float("input", c.Input)
-	w.float("output", c.Output)
-	w.float("cacheRead", c.CacheRead)
-	w.float("cacheWrite", c.CacheWrite)
-	w.float("total", c.Total)
+func (c *Cost) write(w *jsonx.Writer) {
+	n := w.Begin()
+	w.Float("input", c.Input)
+	w.Float("output", c.Output)
+	w.Float("cacheRead", c.CacheRead)
+	w.Float("cacheWrite", c.CacheWrite)
+	w.Float("total", c.Total)
 	if c.extra != "" {
-		w.extra(parseExtra(c.extra))
+		w.Extra(parseExtra(c.extra))
 	}
-	w.end(n)
+	w.End(n)
 }
 
 // UnmarshalJSON decodes a cost; amounts default to zero.
@@ -358,27 +326,27 @@ func (c *Cost) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer ix.release()
-	return c.decode(data, path{ix: ix})
+	defer ix.Release()
+	return c.decode(data, ix.Root())
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
-func (c *Cost) decode(data []byte, p path) error {
+func (c *Cost) decode(data []byte, p jsonx.Path) error {
 	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
-	defer r.release()
+	defer r.Release()
 	*c = Cost{
-		Input:      r.float("input"),
-		Output:     r.float("output"),
-		CacheRead:  r.float("cacheRead"),
-		CacheWrite: r.float("cacheWrite"),
-		Total:      r.float("total"),
+		Input:      r.Float("input"),
+		Output:     r.Float("output"),
+		CacheRead:  r.Float("cacheRead"),
+		CacheWrite: r.Float("cacheWrite"),
+		Total:      r.Float("total"),
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return fieldError(r.Err())
 	}
-	c.extra = formatExtra(r.rest())
+	c.extra = formatExtra(r.Rest())
 	return nil
 }

@@ -3,6 +3,8 @@ package events
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Entry types (DESIGN §3). The first group is pi's; the rest are Cairn's.
@@ -131,103 +133,103 @@ func (e *Entry) IsTreeNode() bool { return e.Type != EntrySession }
 
 // MarshalJSON writes the canonical form of e.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(e.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(e.size()))}
 	e.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes the canonical form of e.
-func (e *Entry) write(w *jsonWriter) {
-	n := w.begin()
+func (e *Entry) write(w *jsonx.Writer) {
+	n := w.Begin()
 	if e.V != 0 {
-		w.int("v", int64(e.V))
+		w.Int("v", int64(e.V))
 	}
-	w.str("type", e.Type)
+	w.Str("type", e.Type)
 	if e.Type == EntrySession {
-		w.int("version", int64(e.Version))
+		w.Int("version", int64(e.Version))
 	}
-	w.str("id", e.ID)
+	w.Str("id", e.ID)
 	if e.Type != EntrySession {
-		w.nullableStr("parentId", e.ParentID)
+		w.NullableStr("parentId", e.ParentID)
 	}
-	w.str("timestamp", e.Timestamp)
-	w.optStr("commandId", e.CommandID)
-	w.optStr("parentDigest", e.ParentDigest)
+	w.Str("timestamp", e.Timestamp)
+	w.OptStr("commandId", e.CommandID)
+	w.OptStr("parentDigest", e.ParentDigest)
 	switch e.Type {
 	case EntrySession:
-		w.optStr("cwd", e.Cwd)
-		w.optStr("parentSession", e.ParentSession)
-		w.optStr("model", e.Model)
-		w.optStr("thinkingLevel", e.ThinkingLevel)
-		w.optStr("systemPrompt", e.SystemPrompt)
+		w.OptStr("cwd", e.Cwd)
+		w.OptStr("parentSession", e.ParentSession)
+		w.OptStr("model", e.Model)
+		w.OptStr("thinkingLevel", e.ThinkingLevel)
+		w.OptStr("systemPrompt", e.SystemPrompt)
 		if e.Tools != nil {
-			w.strs("tools", e.Tools)
+			w.Strs("tools", e.Tools)
 		}
 		if len(e.Labels) > 0 {
-			w.strMap("labels", e.Labels)
+			w.StrMap("labels", e.Labels)
 		}
-		w.optStr("tenant", e.Tenant)
+		w.OptStr("tenant", e.Tenant)
 	case EntryMessage:
-		w.key("message")
+		w.Key("message")
 		if e.Message == nil {
-			w.b = append(w.b, "null"...)
+			w.B = append(w.B, "null"...)
 		} else {
 			e.Message.write(w)
 		}
 		if r := e.Retry; r != nil {
-			w.key("retry")
-			n := w.begin()
-			w.int("attempt", int64(r.Attempt))
-			w.optInt("delayMs", r.DelayMs)
-			w.str("code", r.Code)
-			w.end(n)
+			w.Key("retry")
+			n := w.Begin()
+			w.Int("attempt", int64(r.Attempt))
+			w.OptInt("delayMs", r.DelayMs)
+			w.Str("code", r.Code)
+			w.End(n)
 		}
 	case EntryModelChange:
-		w.str("provider", e.Provider)
-		w.str("modelId", e.ModelID)
+		w.Str("provider", e.Provider)
+		w.Str("modelId", e.ModelID)
 	case EntryThinkingLevelChange:
-		w.str("thinkingLevel", e.ThinkingLevel)
+		w.Str("thinkingLevel", e.ThinkingLevel)
 	case EntryActiveToolsChange:
 		names := e.ActiveToolNames
 		if names == nil {
 			names = []string{}
 		}
-		w.strs("activeToolNames", names)
+		w.Strs("activeToolNames", names)
 	case EntryCompaction:
-		w.str("summary", e.Summary)
-		w.str("firstKeptEntryId", e.FirstKeptEntryID)
-		w.int("tokensBefore", e.TokensBefore)
-		w.optRaw("details", e.Details)
-		w.optBool("fromHook", e.FromHook)
+		w.Str("summary", e.Summary)
+		w.Str("firstKeptEntryId", e.FirstKeptEntryID)
+		w.Int("tokensBefore", e.TokensBefore)
+		w.OptRaw("details", e.Details)
+		w.OptBool("fromHook", e.FromHook)
 	case EntryBranchSummary:
-		w.str("fromId", e.FromID)
-		w.str("summary", e.Summary)
-		w.optRaw("details", e.Details)
-		w.optBool("fromHook", e.FromHook)
+		w.Str("fromId", e.FromID)
+		w.Str("summary", e.Summary)
+		w.OptRaw("details", e.Details)
+		w.OptBool("fromHook", e.FromHook)
 	case EntryLabel:
-		w.nullableStr("targetId", e.TargetID)
-		w.optStr("label", e.Label)
+		w.NullableStr("targetId", e.TargetID)
+		w.OptStr("label", e.Label)
 	case EntryCustom:
-		w.str("customType", e.CustomType)
-		w.optRaw("data", e.Data)
+		w.Str("customType", e.CustomType)
+		w.OptRaw("data", e.Data)
 	case EntryCustomMessage:
-		w.str("customType", e.CustomType)
-		w.key("content")
+		w.Str("customType", e.CustomType)
+		w.Key("content")
 		e.Content.write(w)
-		w.boolean("display", e.Display)
-		w.optRaw("details", e.Details)
+		w.Bool("display", e.Display)
+		w.OptRaw("details", e.Details)
 	case EntrySessionInfo:
-		w.optStr("name", e.Name)
+		w.OptStr("name", e.Name)
 	case EntryLeaf:
-		w.nullableStr("targetId", e.TargetID)
+		w.NullableStr("targetId", e.TargetID)
 	case EntryTurnInterrupted:
-		w.str("reason", e.Reason)
+		w.Str("reason", e.Reason)
 	case EntryCommandRejected:
-		w.str("reason", e.Reason)
-		w.optStr("code", e.Code)
+		w.Str("reason", e.Reason)
+		w.OptStr("code", e.Code)
 	}
-	w.extra(e.Extra)
-	w.end(n)
+	w.Extra(e.Extra)
+	w.End(n)
 }
 
 // UnmarshalJSON decodes and validates an entry.
@@ -245,15 +247,15 @@ func (e *Entry) decode(data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer r.release()
+	defer r.Release()
 	*e = Entry{}
-	e.V = int(r.int64("v", false))
-	if r.err == nil && e.V != 0 && e.V != SchemaVersion {
-		r.fail("v", "unsupported schema version %d (this build reads %d)", e.V, SchemaVersion)
+	e.V = int(r.Int64("v", false))
+	if r.Err() == nil && e.V != 0 && e.V != SchemaVersion {
+		r.Fail("v", "unsupported schema version %d (this build reads %d)", e.V, SchemaVersion)
 	}
-	e.Type = r.name("type", true)
-	e.ID = r.str("id", true)
-	if r.err == nil {
+	e.Type = r.Name("type", true, names)
+	e.ID = r.Str("id", true)
+	if r.Err() == nil {
 		what := "entry id"
 		if e.Type == EntrySession {
 			what = "session id"
@@ -262,32 +264,32 @@ func (e *Entry) decode(data []byte) error {
 			return err
 		}
 	}
-	if e.Type != EntrySession && r.err == nil {
-		e.ParentID = r.nullableStr("parentId")
-		if e.ParentID != nil && r.err == nil {
+	if e.Type != EntrySession && r.Err() == nil {
+		e.ParentID = r.NullableStr("parentId")
+		if e.ParentID != nil && r.Err() == nil {
 			if err := validateID("parentId", "entry id", *e.ParentID); err != nil {
 				return err
 			}
 		}
 	}
-	e.Timestamp = r.str("timestamp", true)
-	if r.err == nil {
+	e.Timestamp = r.Str("timestamp", true)
+	if r.Err() == nil {
 		if !validTimestamp(e.Timestamp) {
-			r.fail("timestamp", "must be an RFC 3339 time, got %q", e.Timestamp)
+			r.Fail("timestamp", "must be an RFC 3339 time, got %q", e.Timestamp)
 		}
 	}
-	e.CommandID = r.str("commandId", false)
-	e.ParentDigest = r.str("parentDigest", false)
+	e.CommandID = r.Str("commandId", false)
+	e.ParentDigest = r.Str("parentDigest", false)
 	switch e.Type {
 	case EntrySession:
-		e.Version = int(r.int64("version", false))
-		e.Cwd = r.str("cwd", false)
-		e.ParentSession = r.str("parentSession", false)
-		e.Model = r.str("model", false)
-		e.ThinkingLevel = r.str("thinkingLevel", false)
-		e.SystemPrompt = r.str("systemPrompt", false)
-		e.Tools = r.strings("tools", false)
-		r.object("labels", false, func(b []byte, p path) error {
+		e.Version = int(r.Int64("version", false))
+		e.Cwd = r.Str("cwd", false)
+		e.ParentSession = r.Str("parentSession", false)
+		e.Model = r.Str("model", false)
+		e.ThinkingLevel = r.Str("thinkingLevel", false)
+		e.SystemPrompt = r.Str("systemPrompt", false)
+		e.Tools = r.Strings("tools", false)
+		r.Object("labels", false, func(b []byte, p jsonx.Path) error {
 			var labels map[string]string // a local: &e.Labels would put e on the heap
 			err := json.Unmarshal(b, &labels)
 			e.Labels = labels
@@ -296,19 +298,19 @@ func (e *Entry) decode(data []byte) error {
 			}
 			return nil
 		})
-		e.Tenant = r.str("tenant", false)
+		e.Tenant = r.Str("tenant", false)
 	case EntryMessage:
-		r.object("message", true, func(b []byte, p path) error {
+		r.Object("message", true, func(b []byte, p jsonx.Path) error {
 			e.Message = new(Message)
 			if err := e.Message.decode(b, p); err != nil {
 				return err
 			}
 			if e.Message.Role == RoleAssistant && e.Message.StopReason == "" {
-				return fieldErr(p.key("stopReason").String(), "is required")
+				return fieldErr(p.Key("stopReason").String(), "is required")
 			}
 			return nil
 		})
-		r.object("retry", false, func(b []byte, p path) error {
+		r.Object("retry", false, func(b []byte, p jsonx.Path) error {
 			rt, err := decodeRetry(b, p)
 			if err == nil && (e.Message == nil || e.Message.StopReason != StopError) {
 				err = fieldErr(p.String(), "marks only an assistant message that stopped with an error")
@@ -317,60 +319,60 @@ func (e *Entry) decode(data []byte) error {
 			return err
 		})
 	case EntryModelChange:
-		e.Provider = r.str("provider", true)
-		e.ModelID = r.str("modelId", true)
+		e.Provider = r.Str("provider", true)
+		e.ModelID = r.Str("modelId", true)
 	case EntryThinkingLevelChange:
-		e.ThinkingLevel = r.str("thinkingLevel", true)
+		e.ThinkingLevel = r.Str("thinkingLevel", true)
 	case EntryActiveToolsChange:
-		e.ActiveToolNames = r.strings("activeToolNames", true)
+		e.ActiveToolNames = r.Strings("activeToolNames", true)
 	case EntryCompaction:
-		e.Summary = r.str("summary", true)
-		e.FirstKeptEntryID = r.str("firstKeptEntryId", true)
-		e.TokensBefore = r.int64("tokensBefore", false)
-		e.Details = r.raw("details", false)
-		e.FromHook = r.boolean("fromHook", false)
+		e.Summary = r.Str("summary", true)
+		e.FirstKeptEntryID = r.Str("firstKeptEntryId", true)
+		e.TokensBefore = r.Int64("tokensBefore", false)
+		e.Details = r.Raw("details", false)
+		e.FromHook = r.Bool("fromHook", false)
 	case EntryBranchSummary:
-		e.FromID = r.str("fromId", true)
-		e.Summary = r.str("summary", true)
-		e.Details = r.raw("details", false)
-		e.FromHook = r.boolean("fromHook", false)
+		e.FromID = r.Str("fromId", true)
+		e.Summary = r.Str("summary", true)
+		e.Details = r.Raw("details", false)
+		e.FromHook = r.Bool("fromHook", false)
 	case EntryLabel:
-		if target := r.str("targetId", true); r.err == nil {
+		if target := r.Str("targetId", true); r.Err() == nil {
 			e.TargetID = &target
 		}
-		e.Label = r.str("label", false)
+		e.Label = r.Str("label", false)
 	case EntryCustom:
-		e.CustomType = r.str("customType", true)
-		e.Data = r.raw("data", false)
+		e.CustomType = r.Str("customType", true)
+		e.Data = r.Raw("data", false)
 	case EntryCustomMessage:
-		e.CustomType = r.str("customType", true)
-		r.object("content", true, func(b []byte, p path) error { return e.Content.decode(b, p) })
-		e.Display = r.boolean("display", false)
-		e.Details = r.raw("details", false)
+		e.CustomType = r.Str("customType", true)
+		r.Object("content", true, func(b []byte, p jsonx.Path) error { return e.Content.decode(b, p) })
+		e.Display = r.Bool("display", false)
+		e.Details = r.Raw("details", false)
 	case EntrySessionInfo:
-		e.Name = r.str("name", false)
+		e.Name = r.Str("name", false)
 	case EntryLeaf:
-		e.TargetID = r.nullableStr("targetId")
+		e.TargetID = r.NullableStr("targetId")
 	case EntryTurnInterrupted:
-		e.Reason = r.str("reason", true)
+		e.Reason = r.Str("reason", true)
 	case EntryCommandRejected:
-		e.Reason = r.str("reason", true)
-		e.Code = r.str("code", false)
-		if r.err == nil && e.CommandID == "" {
-			r.fail("commandId", "is required")
+		e.Reason = r.Str("reason", true)
+		e.Code = r.Str("code", false)
+		if r.Err() == nil && e.CommandID == "" {
+			r.Fail("commandId", "is required")
 		}
 	case "":
 	default:
-		r.fail("type", "unknown entry type %q", e.Type)
+		r.Fail("type", "unknown entry type %q", e.Type)
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return fieldError(r.Err())
 	}
-	e.Extra = r.rest()
+	e.Extra = r.Rest()
 	return nil
 }
 
-func decodeRetry(b []byte, p path) (*RetryMark, error) {
+func decodeRetry(b []byte, p jsonx.Path) (*RetryMark, error) {
 	var v struct {
 		Attempt *int   `json:"attempt"`
 		DelayMs int64  `json:"delayMs"`
@@ -380,10 +382,10 @@ func decodeRetry(b []byte, p path) (*RetryMark, error) {
 		return nil, fieldErr(p.String(), "must be an object {attempt, delayMs, code}")
 	}
 	if v.Attempt == nil || *v.Attempt < 1 {
-		return nil, fieldErr(p.key("attempt").String(), "is required (1 or more)")
+		return nil, fieldErr(p.Key("attempt").String(), "is required (1 or more)")
 	}
 	if v.Code == "" {
-		return nil, fieldErr(p.key("code").String(), "is required")
+		return nil, fieldErr(p.Key("code").String(), "is required")
 	}
 	return &RetryMark{Attempt: *v.Attempt, DelayMs: v.DelayMs, Code: v.Code}, nil
 }

@@ -3,6 +3,8 @@ package events
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Agent event types: the live stream of what an agent does (DESIGN §5),
@@ -114,93 +116,69 @@ type Event struct {
 
 // Encode writes the canonical JSON of ev with the current schema version.
 func (ev Event) Encode() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(ev.size())), inEnvelope: true}
-	n := w.begin()
-	w.int("v", SchemaVersion)
-	w.str("type", ev.Type)
-	w.optStr("sessionId", ev.SessionID)
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(ev.size())), InEnvelope: true}
+	n := w.Begin()
+	w.Int("v", SchemaVersion)
+	w.Str("type", ev.Type)
+	w.OptStr("sessionId", ev.SessionID)
 	if ev.Seq != 0 {
-		w.key("seq")
-		w.b = strconv.AppendUint(w.b, ev.Seq, 10)
+		w.Key("seq")
+		w.B = strconv.AppendUint(w.B, ev.Seq, 10)
 	}
-	w.optStr("time", ev.Time)
-	w.optMessage("message", ev.Message)
+	w.OptStr("time", ev.Time)
+	writeOptMessage(&w, "message", ev.Message)
 	if d := ev.Delta; d != nil {
-		w.key("delta")
-		n := w.begin()
-		w.str("kind", d.Kind)
-		w.int("contentIndex", int64(d.ContentIndex))
-		w.str("delta", d.Delta)
-		w.optStr("toolCallId", d.ToolCallID)
-		w.optStr("toolName", d.ToolName)
-		w.end(n)
+		w.Key("delta")
+		n := w.Begin()
+		w.Str("kind", d.Kind)
+		w.Int("contentIndex", int64(d.ContentIndex))
+		w.Str("delta", d.Delta)
+		w.OptStr("toolCallId", d.ToolCallID)
+		w.OptStr("toolName", d.ToolName)
+		w.End(n)
 	}
-	w.messages("toolResults", ev.ToolResults)
-	w.messages("messages", ev.Messages)
-	w.optStr("toolCallId", ev.ToolCallID)
-	w.optStr("toolName", ev.ToolName)
-	w.optRaw("args", ev.Args)
-	w.optMessage("partial", ev.Partial)
-	w.optMessage("result", ev.Result)
-	w.optBool("isError", ev.IsError)
+	writeMessages(&w, "toolResults", ev.ToolResults)
+	writeMessages(&w, "messages", ev.Messages)
+	w.OptStr("toolCallId", ev.ToolCallID)
+	w.OptStr("toolName", ev.ToolName)
+	w.OptRaw("args", ev.Args)
+	writeOptMessage(&w, "partial", ev.Partial)
+	writeOptMessage(&w, "result", ev.Result)
+	w.OptBool("isError", ev.IsError)
 	if q := ev.Queue; q != nil {
-		w.key("queue")
-		n := w.begin()
-		w.strs("steering", q.Steering)
-		w.strs("followUp", q.FollowUp)
-		w.end(n)
+		w.Key("queue")
+		n := w.Begin()
+		w.Strs("steering", q.Steering)
+		w.Strs("followUp", q.FollowUp)
+		w.End(n)
 	}
 	if r := ev.Retry; r != nil {
-		w.key("retry")
-		n := w.begin()
-		w.int("attempt", int64(r.Attempt))
-		w.int("maxAttempts", int64(r.MaxAttempts))
-		w.optInt("delayMs", r.DelayMs)
-		w.optStr("errorMessage", r.ErrorMessage)
-		w.optBool("success", r.Success)
-		w.end(n)
+		w.Key("retry")
+		n := w.Begin()
+		w.Int("attempt", int64(r.Attempt))
+		w.Int("maxAttempts", int64(r.MaxAttempts))
+		w.OptInt("delayMs", r.DelayMs)
+		w.OptStr("errorMessage", r.ErrorMessage)
+		w.OptBool("success", r.Success)
+		w.End(n)
 	}
 	if c := ev.Compaction; c != nil {
-		w.key("compaction")
-		n := w.begin()
-		w.str("reason", c.Reason)
-		w.optInt("tokensBefore", c.TokensBefore)
-		w.optStr("summary", c.Summary)
-		w.optStr("entryId", c.EntryID)
-		w.optBool("aborted", c.Aborted)
-		w.optStr("error", c.Error)
-		w.optBool("willRetry", c.WillRetry)
-		w.end(n)
+		w.Key("compaction")
+		n := w.Begin()
+		w.Str("reason", c.Reason)
+		w.OptInt("tokensBefore", c.TokensBefore)
+		w.OptStr("summary", c.Summary)
+		w.OptStr("entryId", c.EntryID)
+		w.OptBool("aborted", c.Aborted)
+		w.OptStr("error", c.Error)
+		w.OptBool("willRetry", c.WillRetry)
+		w.End(n)
 	}
-	w.optStr("hook", ev.Hook)
-	w.optStr("commandId", ev.CommandID)
-	w.optStr("error", ev.Error)
-	w.end(n)
-	return w.result()
-}
-
-// optMessage writes m if it is not nil.
-func (w *jsonWriter) optMessage(k string, m *Message) {
-	if m != nil {
-		w.key(k)
-		m.write(w)
-	}
-}
-
-// messages writes ms if there are any.
-func (w *jsonWriter) messages(k string, ms []Message) {
-	if len(ms) == 0 {
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, '[')
-	for i := range ms {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		ms[i].write(w)
-	}
-	w.b = append(w.b, ']')
+	w.OptStr("hook", ev.Hook)
+	w.OptStr("commandId", ev.CommandID)
+	w.OptStr("error", ev.Error)
+	w.End(n)
+	return w.Result()
 }
 
 // DecodeEvent decodes and validates an event.
@@ -210,18 +188,18 @@ func DecodeEvent(data []byte) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
-	defer r.release()
+	defer r.Release()
 	// Messages are decoded by Message's strict decoder, with their paths.
-	ev.Message = r.message("message", false)
-	ev.Partial = r.message("partial", false)
-	ev.Result = r.message("result", false)
-	ev.ToolResults = r.messages("toolResults")
-	ev.Messages = r.messages("messages")
-	if r.err != nil {
-		return Event{}, r.err
+	ev.Message = readMessage(&r, "message", false)
+	ev.Partial = readMessage(&r, "partial", false)
+	ev.Result = readMessage(&r, "result", false)
+	ev.ToolResults = readMessages(&r, "toolResults")
+	ev.Messages = readMessages(&r, "messages")
+	if r.Err() != nil {
+		return Event{}, fieldError(r.Err())
 	}
-	if err := r.decodeKnown(&ev); err != nil {
-		return Event{}, err
+	if err := r.DecodeKnown(&ev); err != nil {
+		return Event{}, fieldError(err)
 	}
 	if ev.V == 0 {
 		ev.V = SchemaVersion

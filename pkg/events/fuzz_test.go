@@ -237,21 +237,3 @@ func FuzzReadPiFile(f *testing.F) {
 		fixedPoint(t, p, encode, decode)
 	})
 }
-
-// plainString, the fast path for strings, agrees with encoding/json whenever
-// it accepts.
-func FuzzPlainString(f *testing.F) {
-	for _, s := range []string{`"abc"`, `"a\"b"`, `"\u00e9"`, `"é"`, `""`, `"a`, `5`, `"tab	"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, ok := plainString(data)
-		if !ok {
-			return
-		}
-		var want string
-		if err := json.Unmarshal(data, &want); err != nil || s != want {
-			t.Fatalf("plainString(%q) = %q; encoding/json gives %q, %v", data, s, want, err)
-		}
-	})
-}

@@ -2,6 +2,8 @@ package events
 
 import (
 	"encoding/json"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Message roles (pi's message shapes).
@@ -93,72 +95,72 @@ func (m *Message) ToolCalls() []Block {
 
 // MarshalJSON writes the canonical form of m for its role.
 func (m Message) MarshalJSON() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(m.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(m.size()))}
 	m.write(&w)
-	return w.result()
+	return w.Result()
 }
 
 // write writes the canonical form of m.
-func (m *Message) write(w *jsonWriter) {
-	n := w.begin()
-	w.str("role", m.Role)
+func (m *Message) write(w *jsonx.Writer) {
+	n := w.Begin()
+	w.Str("role", m.Role)
 	switch m.Role {
 	case RoleUser:
-		w.key("content")
+		w.Key("content")
 		m.Content.write(w)
-		w.optStr("commandId", m.CommandID)
+		w.OptStr("commandId", m.CommandID)
 	case RoleAssistant:
-		w.key("content")
+		w.Key("content")
 		m.Content.write(w)
-		w.optStr("api", m.API)
-		w.optStr("provider", m.Provider)
-		w.optStr("model", m.Model)
+		w.OptStr("api", m.API)
+		w.OptStr("provider", m.Provider)
+		w.OptStr("model", m.Model)
 		if m.Usage != nil {
 			// Written by encoding/json before: as in an envelope.
-			w.key("usage")
-			in := w.inEnvelope
-			w.inEnvelope = true
+			w.Key("usage")
+			in := w.InEnvelope
+			w.InEnvelope = true
 			m.Usage.write(w)
-			w.inEnvelope = in
+			w.InEnvelope = in
 		}
-		w.optStr("stopReason", string(m.StopReason)) // empty while streaming (events)
-		w.optStr("errorMessage", m.ErrorMessage)
-		w.optStr("responseId", m.ResponseID)
+		w.OptStr("stopReason", string(m.StopReason)) // empty while streaming (events)
+		w.OptStr("errorMessage", m.ErrorMessage)
+		w.OptStr("responseId", m.ResponseID)
 	case RoleToolResult:
-		w.str("toolCallId", m.ToolCallID)
-		w.str("toolName", m.ToolName)
-		w.key("content")
+		w.Str("toolCallId", m.ToolCallID)
+		w.Str("toolName", m.ToolName)
+		w.Key("content")
 		m.Content.write(w)
-		w.optRaw("details", m.Details)
-		w.boolean("isError", m.IsError)
+		w.OptRaw("details", m.Details)
+		w.Bool("isError", m.IsError)
 	case RoleCustom:
-		w.str("customType", m.CustomType)
-		w.key("content")
+		w.Str("customType", m.CustomType)
+		w.Key("content")
 		m.Content.write(w)
-		w.boolean("display", m.Display)
-		w.optRaw("details", m.Details)
+		w.Bool("display", m.Display)
+		w.OptRaw("details", m.Details)
 	case RoleBranchSummary:
-		w.str("summary", m.Summary)
-		w.str("fromId", m.FromID)
+		w.Str("summary", m.Summary)
+		w.Str("fromId", m.FromID)
 	case RoleCompactionSummary:
-		w.str("summary", m.Summary)
-		w.int("tokensBefore", m.TokensBefore)
+		w.Str("summary", m.Summary)
+		w.Int("tokensBefore", m.TokensBefore)
 	case RoleBashExecution:
-		w.str("command", m.Command)
-		w.str("output", m.Output)
+		w.Str("command", m.Command)
+		w.Str("output", m.Output)
 		if m.ExitCode != nil {
-			w.int("exitCode", *m.ExitCode)
+			w.Int("exitCode", *m.ExitCode)
 		}
-		w.boolean("cancelled", m.Cancelled)
-		w.boolean("truncated", m.Truncated)
-		w.optStr("fullOutputPath", m.FullOutputPath)
-		w.optBool("excludeFromContext", m.ExcludeFromContext)
+		w.Bool("cancelled", m.Cancelled)
+		w.Bool("truncated", m.Truncated)
+		w.OptStr("fullOutputPath", m.FullOutputPath)
+		w.OptBool("excludeFromContext", m.ExcludeFromContext)
 	}
 	if m.Timestamp != 0 {
-		w.int("timestamp", m.Timestamp)
+		w.Int("timestamp", m.Timestamp)
 	}
-	w.extra(m.Extra)
-	w.end(n)
+	w.Extra(m.Extra)
+	w.End(n)
 }
 
 // UnmarshalJSON decodes and validates a message.
@@ -167,75 +169,75 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer ix.release()
-	return m.decode(data, path{ix: ix})
+	defer ix.Release()
+	return m.decode(data, ix.Root())
 }
 
 // decode decodes data, a span of valid JSON, named p in errors.
-func (m *Message) decode(data []byte, p path) error {
+func (m *Message) decode(data []byte, p jsonx.Path) error {
 	r, err := readValidObject(data, p)
 	if err != nil {
 		return err
 	}
-	defer r.release()
-	*m = Message{Role: r.name("role", true)}
+	defer r.Release()
+	*m = Message{Role: r.Name("role", true, names)}
 	content := func(required bool) {
-		r.object("content", required, func(b []byte, p path) error { return m.Content.decode(b, p) })
+		r.Object("content", required, func(b []byte, p jsonx.Path) error { return m.Content.decode(b, p) })
 	}
 	switch m.Role {
 	case RoleUser:
 		content(true)
-		m.CommandID = r.str("commandId", false)
+		m.CommandID = r.Str("commandId", false)
 	case RoleAssistant:
 		content(true)
-		m.API = r.str("api", false)
-		m.Provider = r.str("provider", false)
-		m.Model = r.str("model", false)
-		r.object("usage", false, func(b []byte, p path) error {
+		m.API = r.Str("api", false)
+		m.Provider = r.Str("provider", false)
+		m.Model = r.Str("model", false)
+		r.Object("usage", false, func(b []byte, p jsonx.Path) error {
 			m.Usage = new(Usage)
 			return m.Usage.decode(b, p)
 		})
 		// Optional here: a message still streaming (in a live event) has
 		// none. Entries require it (Entry's decoder checks).
-		m.StopReason = StopReason(r.name("stopReason", false))
-		if r.err == nil && m.StopReason != "" && !m.StopReason.valid() {
-			r.fail("stopReason", "unknown stop reason %q (want stop, length, toolUse, error or aborted)", m.StopReason)
+		m.StopReason = StopReason(r.Name("stopReason", false, names))
+		if r.Err() == nil && m.StopReason != "" && !m.StopReason.valid() {
+			r.Fail("stopReason", "unknown stop reason %q (want stop, length, toolUse, error or aborted)", m.StopReason)
 		}
-		m.ErrorMessage = r.str("errorMessage", false)
-		m.ResponseID = r.str("responseId", false)
+		m.ErrorMessage = r.Str("errorMessage", false)
+		m.ResponseID = r.Str("responseId", false)
 	case RoleToolResult:
-		m.ToolCallID = r.str("toolCallId", true)
-		m.ToolName = r.str("toolName", true)
+		m.ToolCallID = r.Str("toolCallId", true)
+		m.ToolName = r.Str("toolName", true)
 		content(true)
-		m.Details = r.raw("details", false)
-		m.IsError = r.boolean("isError", false)
+		m.Details = r.Raw("details", false)
+		m.IsError = r.Bool("isError", false)
 	case RoleCustom:
-		m.CustomType = r.str("customType", true)
+		m.CustomType = r.Str("customType", true)
 		content(true)
-		m.Display = r.boolean("display", false)
-		m.Details = r.raw("details", false)
+		m.Display = r.Bool("display", false)
+		m.Details = r.Raw("details", false)
 	case RoleBranchSummary:
-		m.Summary = r.str("summary", true)
-		m.FromID = r.str("fromId", true)
+		m.Summary = r.Str("summary", true)
+		m.FromID = r.Str("fromId", true)
 	case RoleCompactionSummary:
-		m.Summary = r.str("summary", true)
-		m.TokensBefore = r.int64("tokensBefore", false)
+		m.Summary = r.Str("summary", true)
+		m.TokensBefore = r.Int64("tokensBefore", false)
 	case RoleBashExecution:
-		m.Command = r.str("command", true)
-		m.Output = r.str("output", false)
-		m.ExitCode = r.intPtr("exitCode")
-		m.Cancelled = r.boolean("cancelled", false)
-		m.Truncated = r.boolean("truncated", false)
-		m.FullOutputPath = r.str("fullOutputPath", false)
-		m.ExcludeFromContext = r.boolean("excludeFromContext", false)
+		m.Command = r.Str("command", true)
+		m.Output = r.Str("output", false)
+		m.ExitCode = r.IntPtr("exitCode")
+		m.Cancelled = r.Bool("cancelled", false)
+		m.Truncated = r.Bool("truncated", false)
+		m.FullOutputPath = r.Str("fullOutputPath", false)
+		m.ExcludeFromContext = r.Bool("excludeFromContext", false)
 	case "":
 	default:
-		r.fail("role", "unknown message role %q (want user, assistant, toolResult, custom, branchSummary, compactionSummary or bashExecution)", m.Role)
+		r.Fail("role", "unknown message role %q (want user, assistant, toolResult, custom, branchSummary, compactionSummary or bashExecution)", m.Role)
 	}
-	m.Timestamp = r.int64("timestamp", false)
-	if r.err != nil {
-		return r.err
+	m.Timestamp = r.Int64("timestamp", false)
+	if r.Err() != nil {
+		return fieldError(r.Err())
 	}
-	m.Extra = r.rest()
+	m.Extra = r.Rest()
 	return nil
 }

@@ -41,8 +41,13 @@ func (r Outcome) MarshalJSON() ([]byte, error) {
 func DecodeOutcome(data []byte) (Outcome, error) {
 	type plain Outcome
 	var r plain
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Outcome{}, describeDecodeErr(err)
+	obj, err := readObject(data)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer obj.Release()
+	if err := obj.DecodeKnown(&r); err != nil {
+		return Outcome{}, fieldError(err)
 	}
 	if r.V != SchemaVersion {
 		return Outcome{}, fieldErr("v", "unsupported schema version %d (this build reads %d)", r.V, SchemaVersion)

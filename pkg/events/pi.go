@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // LineError is a problem on one line of a pi session file. Err is usually a
@@ -96,16 +98,16 @@ func readPiLine(line []byte, pos int, version *int, ids *[]string) (Entry, error
 	if err != nil {
 		return Entry{}, err
 	}
-	defer obj.release()
-	m := obj.members()
+	defer obj.Release()
+	m := obj.Members()
 	typ := jsonString(m["type"])
 	if pos == 0 {
 		if typ != EntrySession {
 			return Entry{}, fieldErr("type", "the first entry of a pi session file must be the session header, got %s", jsonValueForError(m["type"]))
 		}
-		v := obj.int64("version", false)
-		if obj.err != nil {
-			return Entry{}, obj.err
+		v := obj.Int64("version", false)
+		if obj.Err() != nil {
+			return Entry{}, fieldError(obj.Err())
 		}
 		if v == 0 { // absent or null: version 1, as pi reads it
 			v = 1
@@ -171,7 +173,7 @@ func migrateV1Entry(m map[string]json.RawMessage, pos int, ids *[]string) error 
 	}
 	var idx float64
 	if err := json.Unmarshal(raw, &idx); err != nil {
-		return fieldErr("firstKeptEntryIndex", "must be a number, got %s", jsonKind(raw))
+		return fieldErr("firstKeptEntryIndex", "must be a number, got %s", jsonx.Kind(raw))
 	}
 	if idx != float64(int(idx)) || idx < 1 || int(idx) >= pos {
 		return fieldErr("firstKeptEntryIndex", "%s is not the position of an earlier entry (1 to %d)", string(raw), pos-1)
@@ -183,7 +185,7 @@ func migrateV1Entry(m map[string]json.RawMessage, pos int, ids *[]string) error 
 
 // jsonString returns v as a string, or "" if it is not a JSON string.
 func jsonString(v json.RawMessage) string {
-	if s, ok := plainString(v); ok {
+	if s, ok := jsonx.PlainString(v); ok {
 		return s
 	}
 	var s string

@@ -129,7 +129,7 @@ func TestDecodeEntryStrict(t *testing.T) {
 		{"turn_interrupted without reason", entryJSON(`{"type":"turn_interrupted","message":null}`), "reason"},
 		{"command_rejected without commandId", entryJSON(`{"type":"command_rejected","message":null,"reason":"busy"}`), "commandId"},
 		{"session labels not strings", `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-04T05:06:07.089Z","labels":{"a":1}}`, "labels"},
-		{"session tools not strings", `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-04T05:06:07.089Z","tools":[1]}`, "tools"},
+		{"session tools not strings", `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-04T05:06:07.089Z","tools":["a",1]}`, "tools[1]"},
 		{"session version a string", `{"type":"session","version":"3","id":"s1","timestamp":"2026-03-04T05:06:07.089Z"}`, "version"},
 	}, func(b []byte) error { _, err := DecodeEntry(b); return err })
 }
@@ -210,7 +210,7 @@ func TestDecodeEventStrict(t *testing.T) {
 		{"tool start without toolCallId", ev(`{"type":"tool_execution_start","toolName":"ls"}`), "toolCallId"},
 		{"tool end without toolName", ev(`{"type":"tool_execution_end","toolCallId":"t"}`), "toolName"},
 		{"queue_update without queue", ev(`{"type":"queue_update"}`), "queue"},
-		{"queue steering not strings", ev(`{"type":"queue_update","queue":{"steering":[1]}}`), "queue.steering"},
+		{"queue steering not strings", ev(`{"type":"queue_update","queue":{"steering":["a",1]}}`), "queue.steering[1]"},
 		{"retry without retry", ev(`{"type":"auto_retry_start"}`), "retry"},
 		{"compaction without compaction", ev(`{"type":"compaction_end"}`), "compaction"},
 	}, func(b []byte) error { _, err := DecodeEvent(b); return err })

@@ -2,6 +2,8 @@ package events
 
 import (
 	"encoding/json"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // ExecutionMode says whether a tool may run alongside others of its batch.
@@ -68,25 +70,25 @@ const ResultKindTool = "tool"
 
 // Encode writes c with the current schema version.
 func (c ToolCall) Encode() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(len(c.Arguments))), inEnvelope: true}
-	n := w.begin()
-	w.int("v", SchemaVersion)
-	w.str("sessionId", c.SessionID)
-	w.str("toolCallId", c.ToolCallID)
-	w.str("name", c.Name)
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(len(c.Arguments))), InEnvelope: true}
+	n := w.Begin()
+	w.Int("v", SchemaVersion)
+	w.Str("sessionId", c.SessionID)
+	w.Str("toolCallId", c.ToolCallID)
+	w.Str("name", c.Name)
 	if c.Arguments == nil {
-		w.key("arguments")
-		w.b = append(w.b, "null"...) // as json.RawMessage writes nil
+		w.Key("arguments")
+		w.B = append(w.B, "null"...) // as json.RawMessage writes nil
 	} else {
-		w.raw("arguments", c.Arguments)
+		w.Raw("arguments", c.Arguments)
 	}
-	w.optStr("workspace", c.Workspace)
-	w.boolean("idempotent", c.Idempotent)
-	w.optInt("timeoutMs", c.TimeoutMs)
-	w.optStr("owner", c.Owner)
-	w.optStr("dispatched", c.Dispatched)
-	w.end(n)
-	return w.result()
+	w.OptStr("workspace", c.Workspace)
+	w.Bool("idempotent", c.Idempotent)
+	w.OptInt("timeoutMs", c.TimeoutMs)
+	w.OptStr("owner", c.Owner)
+	w.OptStr("dispatched", c.Dispatched)
+	w.End(n)
+	return w.Result()
 }
 
 // DecodeToolCall decodes and validates a tool call request.
@@ -115,23 +117,23 @@ func DecodeToolCall(data []byte) (ToolCall, error) {
 
 // Encode writes r with the current schema version.
 func (r ToolResult) Encode() ([]byte, error) {
-	w := jsonWriter{b: make([]byte, 0, sizeHint(blocksSize(r.Content)+len(r.Details))), inEnvelope: true}
-	n := w.begin()
-	w.int("v", SchemaVersion)
-	w.str("kind", ResultKindTool)
-	w.str("sessionId", r.SessionID)
-	w.str("toolCallId", r.ToolCallID)
-	w.str("toolName", r.ToolName)
-	w.key("content")
-	w.blocks(r.Content)
-	w.optRaw("details", r.Details)
-	w.boolean("isError", r.IsError)
-	w.optBool("terminate", r.Terminate)
-	w.optBool("interrupted", r.Interrupted)
-	w.int("durationMs", r.DurationMs)
-	w.optStr("worker", r.Worker)
-	w.end(n)
-	return w.result()
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(blocksSize(r.Content)+len(r.Details))), InEnvelope: true}
+	n := w.Begin()
+	w.Int("v", SchemaVersion)
+	w.Str("kind", ResultKindTool)
+	w.Str("sessionId", r.SessionID)
+	w.Str("toolCallId", r.ToolCallID)
+	w.Str("toolName", r.ToolName)
+	w.Key("content")
+	writeBlocks(&w, r.Content)
+	w.OptRaw("details", r.Details)
+	w.Bool("isError", r.IsError)
+	w.OptBool("terminate", r.Terminate)
+	w.OptBool("interrupted", r.Interrupted)
+	w.Int("durationMs", r.DurationMs)
+	w.OptStr("worker", r.Worker)
+	w.End(n)
+	return w.Result()
 }
 
 // DecodeToolResult decodes and validates a tool result.
@@ -141,13 +143,13 @@ func DecodeToolResult(data []byte) (ToolResult, error) {
 	if err != nil {
 		return ToolResult{}, err
 	}
-	defer obj.release()
-	r.Content = obj.blocks("content", true)
-	if obj.err != nil {
-		return ToolResult{}, obj.err
+	defer obj.Release()
+	r.Content = readBlocks(&obj, "content", true)
+	if obj.Err() != nil {
+		return ToolResult{}, fieldError(obj.Err())
 	}
-	if err := obj.decodeKnown(&r); err != nil {
-		return ToolResult{}, err
+	if err := obj.DecodeKnown(&r); err != nil {
+		return ToolResult{}, fieldError(err)
 	}
 	if err := checkVersion(&r.V); err != nil {
 		return ToolResult{}, err
@@ -184,9 +186,9 @@ func decodeStrict(data []byte, v any, version *int) error {
 	if err != nil {
 		return err
 	}
-	defer r.release()
-	if err := r.decodeKnown(v); err != nil {
-		return err
+	defer r.Release()
+	if err := r.DecodeKnown(v); err != nil {
+		return fieldError(err)
 	}
 	return checkVersion(version)
 }

@@ -1,10 +1,5 @@
 package events
 
-import (
-	"errors"
-	"strconv"
-)
+import "strconv"
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-func asType[T error](err error, target *T) bool { return errors.As(err, target) }

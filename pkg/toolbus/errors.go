@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/workpool"
 )
 
 var (
@@ -17,7 +18,8 @@ var (
 	ErrNotFound = errors.New("toolbus: not found")
 	// ErrShutdown is the cause with which a worker cancels calls it could not
 	// finish before its shutdown deadline; they are handed back, not answered.
-	ErrShutdown = errors.New("toolbus: worker shutting down")
+	// It is the work pool's own cause (pkg/workpool).
+	ErrShutdown = workpool.ErrShutdown
 	// ErrAborted is the cause with which a call is cancelled by a cancel
 	// request for its session.
 	ErrAborted = errors.New("toolbus: session aborted")

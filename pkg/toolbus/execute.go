@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // timeoutError is the cause of a call cut off by its timeout.
@@ -18,10 +16,10 @@ type timeoutError struct{ d time.Duration }
 
 func (e timeoutError) Error() string { return "timed out after " + e.d.String() }
 
-// execute runs call with its timeout, in-progress acknowledgements, partial
-// updates and cancellation. handBack is true when shutdown cut the call off
-// before the tool returned a result.
-func (s *Server) execute(msg jetstream.Msg, call events.ToolCall, t tool.Tool, workspace string) (res tool.Result, handBack bool) {
+// execute runs call with its timeout, partial updates and cancellation (the
+// work pool sends the in-progress acknowledgements). handBack is true when
+// shutdown cut the call off before the tool returned a result.
+func (s *Server) execute(parent context.Context, call events.ToolCall, t tool.Tool, workspace string) (res tool.Result, handBack bool) {
 	s.running.Add(1)
 	defer s.running.Add(-1)
 	timeout := s.w.DefaultTimeout
@@ -31,31 +29,12 @@ func (s *Server) execute(msg jetstream.Msg, call events.ToolCall, t tool.Tool, w
 	if call.TimeoutMs > 0 {
 		timeout = time.Duration(call.TimeoutMs) * time.Millisecond
 	}
-	ctx, cancel := context.WithCancelCause(s.runCtx)
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	untrack := s.track(call.SessionID, call.ToolCallID, cancel)
 	defer untrack()
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, timeoutError{timeout})
 	defer cancelTimeout()
-
-	// In-progress acknowledgements keep the message while the call runs.
-	var beats sync.WaitGroup
-	stopBeats := make(chan struct{})
-	beats.Go(func() {
-		tick := time.NewTicker(s.w.AckWait / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopBeats:
-				return
-			case <-tick.C:
-				if err := msg.InProgress(); err != nil {
-					s.log.Warn("in-progress ack failed", "toolCall", call.ToolCallID, "err", err)
-				}
-			}
-		}
-	})
-	defer func() { close(stopBeats); beats.Wait() }()
 
 	var open atomic.Bool
 	open.Store(true)

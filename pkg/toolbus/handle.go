@@ -14,7 +14,8 @@ import (
 
 // handle takes one call message to its single outcome: a stored result and an
 // ack, a hand-back (NAK), or a termination of a message that names no call.
-func (s *Server) handle(msg jetstream.Msg) {
+// ctx is the work pool's: it ends with ErrShutdown at the shutdown deadline.
+func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 	var delivered uint64 = 1
 	if meta, err := msg.Metadata(); err == nil {
 		delivered = meta.NumDelivered
@@ -91,7 +92,7 @@ func (s *Server) handle(msg jetstream.Msg) {
 		}
 	}
 	start := time.Now()
-	res, handBack := s.execute(msg, call, t, workspace)
+	res, handBack := s.execute(ctx, call, t, workspace)
 	endRun(span, res, handBack)
 	if handBack {
 		log.Info("handing back a call cut off by shutdown")

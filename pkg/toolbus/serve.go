@@ -5,21 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/cairn-agents/cairn/pkg/workpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // pullWait is how long one pull request waits for a call; it bounds how long
 // a worker takes to stop pulling when it shuts down.
-const pullWait = time.Second
+const pullWait = workpool.DefaultPullWait
 
 // Server is a running worker started by [Bus.Start].
 type Server struct {
@@ -30,13 +30,10 @@ type Server struct {
 	cons   jetstream.Consumer
 	starts jetstream.KeyValue
 
-	stop      chan struct{}           // closed: stop pulling
-	runCtx    context.Context         // parent of every call; cancelled with ErrShutdown at the deadline
-	cancelRun context.CancelCauseFunc //
-	slots     sync.WaitGroup          // one goroutine per concurrency slot
-	done      chan struct{}           // closed when shutdown is complete
-	ready     atomic.Bool
-	running   atomic.Int64
+	pool    *workpool.Pool // the slots; a call's context ends with ErrShutdown at the deadline
+	done    chan struct{}  // closed when shutdown is complete
+	ready   atomic.Bool
+	running atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -69,7 +66,7 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bus: b, w: w, log: w.Logger.With("worker", w.Name, "pool", w.Pool),
-		tools: map[string]tool.Tool{}, stop: make(chan struct{}), done: make(chan struct{})}
+		tools: map[string]tool.Tool{}, done: make(chan struct{})}
 	s.mu.inflight = map[string]map[string]context.CancelCauseFunc{}
 	specs := make([]events.ToolSpec, 0, len(w.Tools))
 	for _, t := range w.Tools {
@@ -98,10 +95,11 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolbus: subscribe to cancels: %w", err)
 	}
-	s.runCtx, s.cancelRun = context.WithCancelCause(context.Background())
-	for range w.Concurrency {
-		s.slots.Add(1)
-		go s.slot()
+	s.pool, err = workpool.Start(ctx, workpool.Config{Consumer: s.cons, Handle: s.handle, Slots: w.Concurrency,
+		AckWait: w.AckWait, ShutdownTimeout: w.ShutdownTimeout, PullWait: pullWait, Logger: s.log})
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("toolbus: %w", err)
 	}
 	s.ready.Store(true)
 	s.log.Info("worker started", "concurrency", w.Concurrency, "tools", len(specs))
@@ -128,56 +126,12 @@ func (s *Server) shutdownOn(ctx context.Context, sub *nats.Subscription) {
 	defer close(s.done)
 	<-ctx.Done()
 	s.ready.Store(false)
-	close(s.stop)
 	s.log.Info("worker stopping", "running", s.running.Load(), "deadline", s.w.ShutdownTimeout)
-	slotsDone := make(chan struct{})
-	go func() { s.slots.Wait(); close(slotsDone) }()
-	timer := time.NewTimer(s.w.ShutdownTimeout)
-	defer timer.Stop()
-	select {
-	case <-slotsDone:
-	case <-timer.C:
-		s.log.Warn("shutdown deadline passed; handing back running calls", "running", s.running.Load())
-		s.cancelRun(ErrShutdown)
-		<-slotsDone
-	}
-	s.cancelRun(nil)
+	s.pool.Wait()
 	if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.log.Warn("unsubscribe from cancels", "err", err)
 	}
 	s.log.Info("worker stopped")
-}
-
-// slot pulls and runs one call at a time until the worker stops.
-func (s *Server) slot() {
-	defer s.slots.Done()
-	for {
-		select {
-		case <-s.stop:
-			return
-		default:
-		}
-		batch, err := s.cons.Fetch(1, jetstream.FetchMaxWait(pullWait))
-		if err == nil {
-			for msg := range batch.Messages() {
-				select {
-				case <-s.stop:
-					_ = msg.Nak() // not started: hand it back at once
-				default:
-					s.handle(msg)
-				}
-			}
-			err = batch.Error()
-		}
-		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			s.log.Warn("pull failed", "err", err)
-			select {
-			case <-s.stop:
-				return
-			case <-time.After(pullWait):
-			}
-		}
-	}
 }
 
 // onCancel cancels the running calls named by a message on cairn.cancel.<sid>.

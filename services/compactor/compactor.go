@@ -2,15 +2,14 @@ package compactor
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/workpool"
 	"github.com/cairn-agents/cairn/services/compactor/internal/work"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -78,79 +77,37 @@ func (c *Compactor) Run(ctx context.Context) error {
 		return fmt.Errorf("compactor: consumer: %w", err)
 	}
 	if cfg.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		hs, err := opshttp.Listen(cfg.HTTPAddr, opshttp.Handler(opshttp.Config{Ready: c.Ready, Gatherer: cfg.Registry}))
 		if err != nil {
 			return fmt.Errorf("compactor: http listen %s: %w", cfg.HTTPAddr, err)
 		}
-		addr := ln.Addr().String()
+		addr := hs.Addr()
 		c.httpAddr.Store(&addr)
-		defer serveHTTP(ln, c.Ready, cfg.Registry)()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := hs.Close(sctx); err != nil {
+				log.Warn("http shutdown", "err", err)
+			}
+		}()
 	}
-	h := &work.Handler{JS: js, Names: names, Models: cfg.Models, Worker: cfg.Name, AckWait: cfg.AckWait,
+	h := &work.Handler{JS: js, Names: names, Models: cfg.Models, Worker: cfg.Name,
 		MaxDeliveries: cfg.MaxDeliveries, Log: log, Done: c.metrics.observe, Running: c.metrics.running}
-	// Summaries run under their own context: shutdown stops taking requests
-	// at once, and cancels running summaries only after ShutdownTimeout.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, cfg.Concurrency)
+	// Shutdown stops taking requests at once, and cancels running summaries
+	// only after ShutdownTimeout, handing their requests back.
+	pool, err := workpool.Start(ctx, workpool.Config{Consumer: cons, Handle: h.Handle, Slots: cfg.Concurrency,
+		AckWait: cfg.AckWait, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log})
+	if err != nil {
+		return fmt.Errorf("compactor: %w", err)
+	}
 	c.ready.Store(true)
 	log.Info("compactor ready", "concurrency", cfg.Concurrency)
-	for ctx.Err() == nil {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			continue
-		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			<-slots
-			if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) {
-				log.Warn("fetch failed", "err", err)
-				sleep(ctx, time.Second)
-			}
-			continue
-		}
-		got := false
-		for m := range batch.Messages() {
-			got = true
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				h.Handle(workCtx, m)
-			}()
-		}
-		if !got {
-			<-slots
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-			log.Warn("fetch failed", "err", err)
-		}
-	}
+	<-ctx.Done()
 	c.ready.Store(false)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(cfg.ShutdownTimeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		cancelWork()
-		<-done
-	}
+	pool.Wait()
 	if err := nc.Drain(); err != nil {
 		log.Warn("nats drain", "err", err)
 	}
 	log.Info("compactor stopped")
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }

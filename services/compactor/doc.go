@@ -25,7 +25,8 @@
 //
 // Run owns every goroutine it starts and waits for them. On shutdown it
 // stops taking requests, lets running summaries finish for
-// ShutdownTimeout, then cancels them and hands their requests back.
+// ShutdownTimeout, then cancels them and hands their requests back (the
+// work loop is pkg/workpool's, shared with the toolrunners).
 //
 // # Errors
 //

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/services/gateway/internal/fanout"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -206,11 +206,9 @@ func (g *Gateway) routes() http.Handler {
 	handle("GET /v1/sessions/{id}/events", "events", false, g.streamEvents)
 	handle("GET /v1/sessions/{id}/commands/{commandId}", "command_status", true, g.getCommandStatus)
 	handle("GET /v1/openapi.json", "openapi", true, serveOpenAPI)
-	handle("GET /healthz", "healthz", true, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	handle("GET /readyz", "readyz", true, g.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(g.cfg.Gatherer, promhttp.HandlerOpts{}))
+	handle("GET /healthz", "healthz", true, opshttp.Healthz)
+	handle("GET /readyz", "readyz", true, opshttp.Config{Ready: g.ready.Load, Reason: "not consuming live streams yet"}.Readyz())
+	mux.Handle("GET /metrics", opshttp.Metrics(g.cfg.Gatherer))
 	g.patterns = append(g.patterns, "GET /metrics")
 	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)
 	handle("GET /v1/sessions/{id}/export", "export", true, g.export)
@@ -241,12 +239,4 @@ func (g *Gateway) queries() http.HandlerFunc {
 		}
 		g.cfg.Queries.ServeHTTP(w, r)
 	}
-}
-
-func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
-	if !g.ready.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "not consuming live streams yet"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 }

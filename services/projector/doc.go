@@ -7,7 +7,8 @@
 //
 // A [Projector] is built with [New] from a [Config] and runs with
 // [Projector.Run]; [Projector.Handler] serves the queries (the gateway mounts
-// it) and [Projector.OpsHandler] adds /healthz, /readyz and /metrics.
+// it) and [Projector.OpsHandler] adds /healthz, /readyz and /metrics
+// (internal/opshttp).
 //
 // # Ordering
 //

@@ -3,7 +3,7 @@ package projector
 import (
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/cairn-agents/cairn/internal/opshttp"
 )
 
 // Readiness is the body of /readyz.
@@ -28,19 +28,9 @@ func (p *Projector) Readiness() Readiness {
 // until the consumer runs; its lagEntries says how far behind the stream the
 // projector is (the stream's last sequence is refreshed every second).
 func (p *Projector) OpsHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", p.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		r := p.Readiness()
-		if r.Status != "ready" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		writeJSON(w, r)
-	})
-	mux.Handle("/metrics", promhttp.HandlerFor(p.cfg.Registry, promhttp.HandlerOpts{}))
-	return mux
+	return opshttp.Handler(opshttp.Config{Gatherer: p.cfg.Registry, Fallback: p.Handler(),
+		Readiness: func() (bool, any) {
+			r := p.Readiness()
+			return r.Status == "ready", r
+		}})
 }

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/pkg/tools"
-	"github.com/cairn-agents/cairn/services/toolrunner/internal/health"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -55,7 +55,7 @@ func (r *Runner) Ready() bool {
 	return s != nil && s.Ready()
 }
 
-// HTTPAddr returns the address of the health endpoint once it listens, or "".
+// HTTPAddr returns the address of the ops endpoints (/healthz, /readyz, /metrics) once it listens, or "".
 func (r *Runner) HTTPAddr() string {
 	if a := r.httpAddr.Load(); a != nil {
 		return *a
@@ -110,7 +110,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		tl = set.All()
 	}
 	if c.HTTPAddr != "" {
-		hs, err := health.Listen(c.HTTPAddr, r.Ready, r.metrics.reg)
+		hs, err := opshttp.Listen(c.HTTPAddr, opshttp.Handler(opshttp.Config{Ready: r.Ready, Gatherer: r.metrics.reg}))
 		if err != nil {
 			return fmt.Errorf("toolrunner: http listen %s: %w", c.HTTPAddr, err)
 		}

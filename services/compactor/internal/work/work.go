@@ -1,13 +1,12 @@
 // Package work handles one compaction request message: the model call, the
-// in-progress acknowledgements while it runs, the durable result, then the
-// acknowledgement.
+// durable result, then the acknowledgement. It runs in a work pool
+// (pkg/workpool), which sends the in-progress acknowledgements.
 package work
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/compactbus"
@@ -29,7 +28,6 @@ type Handler struct {
 	Names         events.Names
 	Models        Models
 	Worker        string
-	AckWait       time.Duration
 	MaxDeliveries int
 	Log           *slog.Logger
 	// Done, if set, is called with each result after it is stored, and how
@@ -42,7 +40,8 @@ type Handler struct {
 	}
 }
 
-// Handle answers m. A cancelled ctx (shutdown) hands the request back.
+// Handle answers m. A cancelled ctx (the shutdown deadline) hands the
+// request back.
 func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 	start := time.Now()
 	req, err := compactbus.DecodeRequest(m.Data())
@@ -70,7 +69,6 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 		h.finish(ctx, m, res, log, start)
 		return
 	}
-	stop := h.keepAlive(m)
 	log.Info("summary started", "model", req.Model, "reason", req.Reason, "delivery", delivered)
 	if h.Running != nil {
 		h.Running.Inc()
@@ -79,7 +77,6 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 	if h.Running != nil {
 		h.Running.Dec()
 	}
-	stop()
 	switch {
 	case err == nil:
 		res.Summary = s
@@ -96,28 +93,6 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 		res.Error = err.Error()
 	}
 	h.finish(ctx, m, res, log, start)
-}
-
-// keepAlive sends in-progress acknowledgements every third of AckWait until
-// the returned function is called.
-func (h *Handler) keepAlive(m jetstream.Msg) func() {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(h.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = m.InProgress()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }
 
 // finish stores res, then acknowledges m; a result that cannot be stored
