@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/spf13/cobra"
 )
@@ -46,7 +47,8 @@ SIGTERM or SIGINT: stop taking requests, let running summaries finish for
 			return err
 		}
 		cfg := compactor.Config{NATSURL: *natsURL, Prefix: *prefix, Models: models, Concurrency: *concurrency,
-			AckWait: *ackWait, ShutdownTimeout: *shutdown, Name: *name, Replicas: *replicas, HTTPAddr: *httpAddr, Logger: log}
+			AckWait: *ackWait, ShutdownTimeout: *shutdown, Name: *name, Replicas: *replicas, HTTPAddr: *httpAddr, Logger: log,
+			Registry: telemetry.NewRegistry()}
 		if err := cfg.Validate(); err != nil {
 			var fe *events.FieldError
 			if errors.As(err, &fe) {

@@ -176,7 +176,7 @@ func TestE2ELogAndTreeThroughTheGateway(t *testing.T) {
 			starred++
 		}
 	}
-	if starred != len(es) || !strings.Contains(tree, es[1].ID+" message user [asked]") {
+	if starred != len(es) || !strings.Contains(tree, es[1].ID+` user "please list files" [asked]`) {
 		t.Fatalf("tree: %d starred, want %d:\n%s", starred, len(es), tree)
 	}
 	if code, _, errOut := u.cli(t, "tree", "nobody"); code != 1 || !strings.Contains(errOut, "not_found") {

@@ -46,7 +46,9 @@ func newGatewayCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, WorkspaceRoot: wsRoot, Logger: log})
+		reg := telemetry.NewRegistry()
+		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, WorkspaceRoot: wsRoot, Logger: log,
+			Registerer: reg, Gatherer: reg})
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/orchestrator"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 )
@@ -41,7 +41,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		reg := prometheus.NewRegistry()
+		reg := telemetry.NewRegistry()
 		o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: models, DefaultModel: *model,
 			Instance: *instance, LeaseTTL: *leaseTTL, WorkspaceRoot: wsRoot, Registerer: reg, Logger: log})
 		if err != nil {

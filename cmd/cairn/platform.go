@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/cairn-agents/cairn/services/orchestrator"
@@ -132,28 +133,32 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// One registry for every embedded service, served on the gateway's
+	// /metrics; a name two services both register fails here.
+	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded"})
+		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg})
 	if err != nil {
 		return fail(err)
 	}
 	comp, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), Models: models,
-		Logger: log.With("service", "compactor"), Name: "embedded"})
+		Logger: log.With("service", "compactor"), Name: "embedded", Registry: reg})
 	if err != nil {
 		return fail(err)
 	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
-		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second})
+		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second,
+		Registerer: reg})
 	if err != nil {
 		return fail(err)
 	}
 	proj, err := projector.New(projector.Config{JetStream: js, Dir: filepath.Join(cfg.DataDir, "projector"),
-		Logger: log.With("service", "projector")})
+		Logger: log.With("service", "projector"), Registry: reg})
 	if err != nil {
 		return fail(err)
 	}
 	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(),
-		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway")})
+		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
 	}

@@ -155,8 +155,11 @@ func TestProjectorCommandUsageErrors(t *testing.T) {
 		{"projector", "--nats", "nats://127.0.0.1:1"},
 		{"projector", "--nats", "nats://127.0.0.1:1", "--data", t.TempDir(), "--batch", "-1"},
 		{"projector", "--nats", "nats://127.0.0.1:1", "--data", t.TempDir(), "--prefix", "A B"},
-		{"projector", "rebuild", "--nats", "nats://127.0.0.1:1"},
-		{"projector", "dump"},
+		{"projector", "rebuild", "--nats", "nats://127.0.0.1:1"}, // --nats is for an offline rebuild: needs --data
+		{"projector", "rebuild", "--until", "5"},
+		{"projector", "rebuild", "--server", "ftp://gateway"},
+		{"projector", "dump", "--keys"}, // the keys are for a stopped database: needs --data
+		{"projector", "dump", "--server", "not a url"},
 		{"replay", "bad id"},
 		{"replay", "ok", "--until", "yesterday"},
 		{"replay", "ok", "--until", "0"},

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-agents/cairn/pkg/client"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/sessiontree"
 )
 
@@ -57,7 +58,8 @@ func newTreeCmd(e *env) *cobra.Command {
 }
 
 // writeGatewayTree prints the read model's tree as writeTree prints the
-// log's: each node's type (and role) stands for its description.
+// log's, from that one answer: each node's preview and tools stand for its
+// description.
 func writeGatewayTree(w *bufio.Writer, t client.Tree) {
 	byID := make(map[string]*client.TreeNode, len(t.Nodes))
 	known := func(id *string) bool { _, ok := byID[deref(id)]; return id != nil && ok }
@@ -92,10 +94,7 @@ func writeGatewayTree(w *bufio.Writer, t client.Tree) {
 		if active[n.ID] {
 			mark = "*"
 		}
-		desc := n.Type
-		if n.Role != "" {
-			desc += " " + n.Role
-		}
+		desc := nodeLine(n)
 		label := ""
 		if n.Label != "" {
 			label = fmt.Sprintf(" [%s]", n.Label)
@@ -140,4 +139,25 @@ func writeTree(w *bufio.Writer, t sessiontree.Tree) {
 			stack = append(stack, item{n.Children[i], it.depth + 1})
 		}
 	}
+}
+
+// nodeLine says what a node of the read model's tree holds, as describe
+// says it of an entry: its role (or type), the tools it calls or answers
+// for, and its preview.
+func nodeLine(n *client.TreeNode) string {
+	s := n.Type
+	if n.Role != "" {
+		s = n.Role
+	}
+	for _, tool := range n.Tools {
+		if n.Role == events.RoleAssistant {
+			s += " call:" + tool
+		} else {
+			s += " " + tool
+		}
+	}
+	if n.Preview != "" {
+		s += fmt.Sprintf(" %q", n.Preview)
+	}
+	return s
 }

@@ -36,7 +36,7 @@
 // session entries, messages and live events are pkg/events' wire types.
 // One file per API area: sessions.go, commands.go, events.go, log.go
 // (entries, records, context, tree, export, import), replay.go, audit.go,
-// usage.go.
+// usage.go, projector.go (the admin routes: online rebuild, digest).
 //
 // # Commands
 //

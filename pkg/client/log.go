@@ -186,6 +186,14 @@ type TreeNode struct {
 	Role      string  `json:"role,omitempty"` // message entries
 	Timestamp string  `json:"timestamp"`
 	Label     string  `json:"label,omitempty"`
+	// Preview is a short text of the entry: its first line of text (at
+	// most 80 characters, "…" when cut), or what stands for it in an entry
+	// without text (a label's label, a model change's model...; the rule
+	// per type is in docs/read-models.md). Empty when it has none.
+	Preview string `json:"preview,omitempty"`
+	// Tools names the tools of the entry: an assistant message's tool
+	// calls in order, a tool result's tool, an active_tools_change's tools.
+	Tools []string `json:"tools,omitempty"`
 	// Children are the ids of the entries whose parent it is, in log order.
 	Children []string `json:"children"`
 }

@@ -220,6 +220,7 @@ func (g *Gateway) routes() http.Handler {
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
+	g.adminRoutes(handle) // admin.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})

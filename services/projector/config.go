@@ -45,6 +45,14 @@ type Config struct {
 	// recordBatch, if set, receives every Pebble batch Rebuild commits
 	// (store.Writer.SetRecorder): for the benchmark's same-writes baseline.
 	recordBatch func(repr []byte)
+	// onRebuildCommit, if set, is told of each batch an online rebuild
+	// commits, on its goroutine; switchStep of each step of a switch-over
+	// (online.go), on Run's. For tests that stop or crash them there.
+	onRebuildCommit func(Commit)
+	switchStep      func(step string)
+	// onlineBatch is the batch size of online rebuilds; default
+	// DefaultRebuildBatchSize.
+	onlineBatch int
 }
 
 // Defaults.

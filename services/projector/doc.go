@@ -10,6 +10,13 @@
 // it) and [Projector.OpsHandler] adds /healthz, /readyz and /metrics
 // (internal/opshttp).
 //
+// While it runs, [Projector.StartRebuild] rebuilds it online (online.go): a
+// fresh database beside the live one (Config.Dir + ".rebuild") is filled
+// from sequence 1 while queries are answered from the live one, then the
+// projector switches over to it between two batches and it takes the live
+// one's place at Config.Dir. [Projector.RebuildStatus] follows it, and the
+// admin routes of Handler (admin.go) serve both, with the live digest.
+//
 // # Ordering
 //
 // One durable pull consumer delivers entries in stream order. They are applied
@@ -27,12 +34,19 @@
 // right sequence. Entries at or below the applied sequence are ignored, so a
 // redelivery is never applied twice. Batches are committed without fsync:
 // the log is the source of truth, so losing the last batches to a machine
-// crash only means applying them again.
+// crash only means applying them again. A crash during an online rebuild
+// leaves the live database in use; [New] removes the partial one, or, if
+// the crash fell between the switch-over's two renames, finishes it.
 //
 // # Concurrency
 //
 // Run must be called once. Handlers are safe for concurrent use while Run
-// runs; each query reads one consistent snapshot of the database.
+// runs; each query reads one consistent snapshot of the database. A query is
+// answered whole from the live database or, after a switch-over, from the
+// rebuilt one: the switch-over waits up to 30 s for the queries in progress
+// (else it is given up) and holds new ones until the rebuilt database is
+// open. One online rebuild runs at a time, on a goroutine Run owns and waits
+// for.
 //
 // # Errors
 //

@@ -165,13 +165,13 @@ func testProjector(t testing.TB, fs vfs.FS) *Projector {
 			t.Errorf("close db: %v", err)
 		}
 	})
-	return &Projector{cfg: Config{Dir: "db"}.withDefaults(), db: db}
+	return &Projector{cfg: Config{Dir: "db"}.withDefaults(), live: newLive(db)}
 }
 
 func runGolden(t *testing.T, blocks []goldenBlock, batch int) []string {
 	t.Helper()
 	p := testProjector(t, nil)
-	w, err := p.db.NewWriter()
+	w, err := p.live.current().NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func runGolden(t *testing.T, blocks []goldenBlock, batch int) []string {
 			if len(fields) > 1 {
 				prefix = fields[1]
 			}
-			out = append(out, dumpKeys(t, p.db, prefix))
+			out = append(out, dumpKeys(t, p.live.current(), prefix))
 		case "get":
 			if len(fields) != 2 {
 				t.Fatalf("get: want one path, got %q", bl.cmd)

@@ -22,7 +22,8 @@ const (
 )
 
 // Handler serves the read-model queries of docs/api/projector-queries.md
-// under /v1/. The gateway mounts it as is.
+// under /v1/, and the admin queries (admin.go: online rebuild, digest). The
+// gateway mounts it as is.
 func (p *Projector) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/sessions", get(p.listSessions))
@@ -32,6 +33,8 @@ func (p *Projector) Handler() http.Handler {
 	mux.HandleFunc("/v1/sessions/{id}/replay", get(p.replay))
 	mux.HandleFunc("/v1/audit/tool-calls", get(p.audit))
 	mux.HandleFunc("/v1/usage", get(p.usage))
+	mux.HandleFunc(PathRebuild, p.rebuildRoute)
+	mux.HandleFunc(PathDigest, get(p.digest))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no query at %s", r.URL.Path))
 	})
@@ -58,7 +61,12 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	list, next, err := p.db.Sessions(limit, cursor)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	list, next, err := db.Sessions(limit, cursor)
 	if err != nil {
 		return err
 	}
@@ -77,7 +85,12 @@ func (p *Projector) session(w http.ResponseWriter, r *http.Request) error {
 	if q := parseParams(r.URL.RawQuery); q.err != nil {
 		return q.err
 	}
-	s, err := p.db.Session(sid)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	s, err := db.Session(sid)
 	if err != nil {
 		return err
 	}
@@ -93,7 +106,12 @@ func (p *Projector) tree(w http.ResponseWriter, r *http.Request) error {
 	if q := parseParams(r.URL.RawQuery); q.err != nil {
 		return q.err
 	}
-	t, err := p.db.Tree(sid)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	t, err := db.Tree(sid)
 	if err != nil {
 		return err
 	}
@@ -113,7 +131,12 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	afterSeq, err := p.resolveAfter(sid, after)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	afterSeq, err := resolveAfter(db, sid, after)
 	if err != nil {
 		return err
 	}
@@ -134,7 +157,7 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 			write([]byte("["))
 		}
 	}
-	err = p.db.Entries(sid, afterSeq, limit, func(seq uint64, data []byte) error {
+	err = db.Entries(sid, afterSeq, limit, func(seq uint64, data []byte) error {
 		if n == 0 {
 			start()
 		} else if format == "json" {
@@ -161,14 +184,14 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 
 // resolveAfter turns `after` into a stream sequence: an entry id of the
 // session if there is one by that name, else a decimal stream sequence.
-func (p *Projector) resolveAfter(sid, after string) (uint64, error) {
+func resolveAfter(db *store.DB, sid, after string) (uint64, error) {
 	if after == "" {
 		return 0, nil
 	}
 	if events.ValidateEntryID(after) != nil {
 		return 0, &paramError{"after", fmt.Sprintf("must be an entry id or a stream sequence, got %q", after)}
 	}
-	seq, err := p.db.EntrySeq(sid, after)
+	seq, err := db.EntrySeq(sid, after)
 	if err == nil {
 		return seq, nil
 	}
@@ -202,7 +225,12 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	calls, next, err := p.db.ToolCalls(f)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	calls, next, err := db.ToolCalls(f)
 	if err != nil {
 		return err
 	}
@@ -222,7 +250,12 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	rows, total, truncated, err := p.db.Usage(f)
+	db, done, err := p.live.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	rows, total, truncated, err := db.Usage(f)
 	if err != nil {
 		return err
 	}

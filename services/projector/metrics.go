@@ -9,7 +9,8 @@ import (
 // progress is what the projector knows of its position, shared with the
 // metrics and /readyz.
 type progress struct {
-	applied    atomic.Uint64 // last applied stream sequence
+	applied    atomic.Uint64 // last applied stream sequence, committed
+	last       atomic.Uint64 // last applied stream sequence, committed or not
 	streamLast atomic.Uint64 // last stream sequence seen (message metadata or stream info)
 	running    atomic.Bool   // the consumer is set up and the loop runs
 }

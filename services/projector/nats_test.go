@@ -136,7 +136,7 @@ func rebuildDigest(t testing.TB, js jetstream.JetStream, until uint64) Digest {
 
 func liveDigest(t testing.TB, p *Projector) Digest {
 	t.Helper()
-	d, err := p.db.Dump(nil)
+	d, err := p.live.current().Dump(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

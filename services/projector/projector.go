@@ -14,22 +14,37 @@ import (
 // Projector keeps the read models up to date with the log and serves them.
 type Projector struct {
 	cfg  Config
-	db   *store.DB
+	dirs dirs
+	live *live // the database queries read; Run's goroutine may replace it
 	prog progress
 	m    *metrics
+	rb   rebuilds // online rebuilds (online.go)
 }
 
-// New validates cfg and opens the database. Close releases it.
+// New validates cfg and opens the database. Close releases it. A database
+// an online rebuild left unfinished beside it (Dir.rebuild) is removed, and
+// a switch-over a crash cut short is finished first.
 func New(cfg Config) (*Projector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	db, err := store.Open(cfg.Dir, store.Options{FS: cfg.FS, MemTableSize: cfg.MemTableSize, Logger: pebbleLogger{cfg.Logger}})
+	p := &Projector{cfg: cfg, dirs: newDirs(cfg.FS, cfg.Dir)}
+	p.rb.switches = make(chan *switchReq)
+	if err := p.dirs.recover(cfg.Logger); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(cfg.Dir, p.storeOptions())
+	if err == nil {
+		err = p.dirs.syncParent() // a database Open just created survives a crash
+		if err != nil {
+			err = errors.Join(err, db.Close())
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	p := &Projector{cfg: cfg, db: db}
+	p.live = newLive(db)
 	applied, err := db.Applied()
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
@@ -42,7 +57,7 @@ func New(cfg Config) (*Projector, error) {
 }
 
 // Close closes the database. Call it after Run has returned.
-func (p *Projector) Close() error { return p.db.Close() }
+func (p *Projector) Close() error { return p.live.current().Close() }
 
 // Applied returns the stream sequence of the last applied entry.
 func (p *Projector) Applied() uint64 { return p.prog.applied.Load() }
@@ -55,14 +70,27 @@ func (p *Projector) Lag() uint64 { return p.prog.lag() }
 // once the last batch is committed and the consumer stopped. Until the
 // sessions stream exists and the consumer is set up it retries every second
 // (NATS may be starting, electing a leader or overloaded), logging why.
+//
+// While Run runs, StartRebuild may start an online rebuild; Run stops it
+// (removing its partial database) and waits for it before returning.
 func (p *Projector) Run(ctx context.Context) (err error) {
-	w, err := p.db.NewWriter()
+	w, err := p.live.current().NewWriter()
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, w.Close()) }() // syncs the last batch
+	defer func() { // the writer of the last switch-over, if any
+		if w != nil {
+			err = errors.Join(err, w.Close()) // syncs the last batch
+		}
+	}()
+	stopRebuilds := p.startRebuilds(ctx)
+	defer stopRebuilds()
 	for {
-		err := p.consume(ctx, w)
+		var err error
+		w, err = p.consume(ctx, w)
+		if w == nil {
+			return err // a failed switch-over left no database open
+		}
 		if !errors.Is(err, errGap) {
 			return err
 		}
@@ -72,11 +100,13 @@ func (p *Projector) Run(ctx context.Context) (err error) {
 	}
 }
 
-// consume runs one consumer until ctx ends or an error (errGap: start again).
-func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
+// consume runs one consumer until ctx ends or an error (errGap: start
+// again). It returns the writer to go on with, which a switch-over may have
+// replaced.
+func (p *Projector) consume(ctx context.Context, w *store.Writer) (*store.Writer, error) {
 	stream, cons := p.setup(ctx, w.Applied())
 	if cons == nil {
-		return nil // ctx ended
+		return w, nil // ctx ended
 	}
 	p.refresh(ctx, stream)
 
@@ -91,20 +121,20 @@ func (p *Projector) consume(ctx context.Context, w *store.Writer) error {
 		}))
 	if err != nil {
 		stopFeed()
-		return fmt.Errorf("projector: consume: %w", err)
+		return w, fmt.Errorf("projector: consume: %w", err)
 	}
 	p.prog.running.Store(true)
 	pu := &pump{
 		w: w, batch: p.cfg.BatchSize, prog: &p.prog, m: p.m, ack: true,
 		tick: func(ctx context.Context) { p.refresh(ctx, stream) }, tickEvery: time.Second,
-		onCommit: p.cfg.OnCommit,
+		onCommit: p.cfg.OnCommit, switches: p.rb.switches, serve: p.switchOver,
 	}
 	err = pu.run(ctx, msgs)
 	p.prog.running.Store(false)
 	stopFeed()
 	cc.Stop()
 	<-cc.Closed()
-	return err
+	return pu.w, err
 }
 
 // setup finds the sessions stream and the consumer, retrying every second

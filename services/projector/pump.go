@@ -36,6 +36,11 @@ type pump struct {
 	tickEvery time.Duration
 	// onCommit, if set, is told of each commit (Config.OnCommit).
 	onCommit func(Commit)
+	// switches, if set, delivers the switch-over requests of online
+	// rebuilds; serve takes each between two batches and returns the
+	// writer to go on with.
+	switches <-chan *switchReq
+	serve    func(ctx context.Context, w *store.Writer, r *switchReq) (*store.Writer, error)
 	stored   []time.Time // the stream times of the open batch's entries, for onCommit
 
 	cur []item // the delivery being applied, from cur[pos]
@@ -57,6 +62,11 @@ func (p *pump) run(ctx context.Context, msgs <-chan *delivery) error {
 				return nil
 			case <-tickC:
 				p.tick(ctx)
+				continue
+			case r := <-p.switches:
+				if err := p.switchOver(ctx, r); err != nil {
+					return err
+				}
 				continue
 			case d := <-msgs:
 				p.take(d)
@@ -80,7 +90,26 @@ func (p *pump) run(ctx context.Context, msgs <-chan *delivery) error {
 		if done {
 			return nil
 		}
+		select { // between two batches, even when busy
+		case r := <-p.switches:
+			if err := p.switchOver(ctx, r); err != nil {
+				return err
+			}
+		default:
+		}
 	}
+}
+
+// switchOver serves a switch-over request with the open batch committed
+// (commit ran last) and goes on with the writer it returns.
+func (p *pump) switchOver(ctx context.Context, r *switchReq) error {
+	w, err := p.serve(ctx, p.w, r)
+	if w != nil {
+		p.w = w
+		p.prog.applied.Store(w.Applied()) // the rebuilt database may be ahead
+		p.prog.last.Store(w.Last())
+	}
+	return err
 }
 
 // waiting reports whether a received message is waiting to be applied.
@@ -166,6 +195,7 @@ func (p *pump) apply(d *item) (done, beyond bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
+	p.prog.last.Store(p.w.Last())
 	if applied && p.onCommit != nil {
 		p.stored = append(p.stored, meta.Timestamp)
 	}

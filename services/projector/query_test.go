@@ -16,7 +16,7 @@ import (
 func loaded(t testing.TB, log []synth.Msg) *Projector {
 	t.Helper()
 	p := testProjector(t, nil)
-	w, err := p.db.NewWriter()
+	w, err := p.live.current().NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestEntriesPaging(t *testing.T) {
 	if code := getJSON(t, h, "/v1/sessions/s0001/entries", &all); code != 200 || len(all) == 0 {
 		t.Fatalf("entries: %d, %d entries", code, len(all))
 	}
-	s, err := p.db.Session("s0001")
+	s, err := p.live.current().Session("s0001")
 	if err != nil {
 		t.Fatal(err)
 	}

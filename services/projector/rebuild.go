@@ -80,7 +80,7 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (_ RebuildResult, er
 // readLog applies the messages of subject from sequence 1 through until to w
 // with an ordered consumer.
 func readLog(ctx context.Context, s jetstream.Stream, subject string, w *store.Writer, batch int, until uint64) error {
-	return readLogUntil(ctx, s, subject, w, batch, func(_ jetstream.Msg, seq, pending uint64) (bool, bool) {
+	return readLogUntil(ctx, s, subject, w, batch, logRead{}, func(_ jetstream.Msg, seq, pending uint64) (bool, bool) {
 		if seq > until {
 			return true, true
 		}
@@ -88,11 +88,22 @@ func readLog(ctx context.Context, s jetstream.Stream, subject string, w *store.W
 	})
 }
 
-// readLogUntil applies the messages of subject from sequence 1 to w until
-// stop says done.
-func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *store.Writer, batch int,
+// logRead says where readLogUntil starts and whom it tells.
+type logRead struct {
+	from     uint64       // first stream sequence to read; 0 or 1: the first
+	prog     *progress    // receives the applied sequence; nil: none
+	onCommit func(Commit) // told of each commit, if set
+}
+
+// readLogUntil applies the messages of subject from sequence o.from to w
+// until stop says done.
+func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *store.Writer, batch int, o logRead,
 	stop func(msg jetstream.Msg, seq, pending uint64) (done, beyond bool)) error {
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}}
+	if o.from > 1 {
+		occ.DeliverPolicy, occ.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.from
+	}
+	cons, err := s.OrderedConsumer(ctx, occ)
 	if err != nil {
 		return fmt.Errorf("projector: ordered consumer: %w", err)
 	}
@@ -108,12 +119,16 @@ func readLogUntil(ctx context.Context, s jetstream.Stream, subject string, w *st
 	if err != nil {
 		return fmt.Errorf("projector: consume: %w", err)
 	}
-	var prog progress
-	pu := &pump{w: w, batch: batch, prog: &prog, stop: stop, full: true}
+	prog := o.prog
+	if prog == nil {
+		prog = new(progress)
+	}
+	pu := &pump{w: w, batch: batch, prog: prog, stop: stop, full: true, onCommit: o.onCommit}
 	err = pu.run(ctx, msgs)
 	if serr := w.Sync(); err == nil {
 		err = serr // the last batch is in
 	}
+	prog.applied.Store(w.Applied())
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

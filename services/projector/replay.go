@@ -72,7 +72,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, prefix, sid string, at 
 		return Replayed{}, err
 	}
 	defer func() { _ = w.Close() }()
-	err = readLogUntil(ctx, stream, subject, w, 256, func(m jetstream.Msg, seq, pending uint64) (bool, bool) {
+	err = readLogUntil(ctx, stream, subject, w, 256, logRead{}, func(m jetstream.Msg, seq, pending uint64) (bool, bool) {
 		if seq > last || !at.Time.IsZero() && entryAfter(m.Data(), at.Time) {
 			return true, true
 		}

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config configures a [Runner]. The zero value of each field means the
@@ -42,6 +44,10 @@ type Config struct {
 	CheckOnly bool
 	// Replicas of what the runner creates; default 1.
 	Replicas int
+	// Registry receives the runner's metrics and is served on HTTPAddr's
+	// /metrics; default telemetry.NewRegistry() (runtime collectors
+	// included). `cairn up` passes the registry all its services share.
+	Registry *prometheus.Registry
 	// Logger; default a text logger on stderr.
 	Logger *slog.Logger
 }
@@ -99,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if c.Registry == nil {
+		c.Registry = telemetry.NewRegistry()
 	}
 	return c
 }

@@ -40,12 +40,15 @@ func New(cfg Config) (*Runner, error) {
 	}
 	cfg.WorkspaceRoot = root
 	r := &Runner{cfg: cfg}
-	r.metrics = newMetrics(func() float64 {
+	r.metrics, err = newMetrics(cfg.Registry, func() float64 {
 		if s := r.server.Load(); s != nil {
 			return float64(s.Running())
 		}
 		return 0
 	})
+	if err != nil {
+		return nil, fmt.Errorf("toolrunner: register metrics: %w", err)
+	}
 	return r, nil
 }
 

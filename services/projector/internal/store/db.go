@@ -82,7 +82,16 @@ func (d *DB) Applied() (uint64, error) {
 	if len(v) != 8 {
 		return 0, fmt.Errorf("store: %s has %d bytes, want 8", keyApplied, len(v))
 	}
-	return binary.BigEndian.Uint64(v), nil
+	return decodeApplied(v), nil
+}
+
+// decodeApplied reads the value of meta/applied (0 if malformed; Applied
+// reports that).
+func decodeApplied(v []byte) uint64 {
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
 }
 
 // get returns a copy of the value at key, or nil if there is none.

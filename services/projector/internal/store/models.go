@@ -59,7 +59,7 @@ type Summary struct {
 }
 
 // Node is one entry of a session tree. It is not stored: Tree derives it
-// from the entry under e/<sid>/<seq>.
+// from the entry under e/<sid>/<seq>, so a rebuild gives the same nodes.
 type Node struct {
 	Seq       uint64  `json:"seq"`
 	ID        string  `json:"id"`
@@ -68,6 +68,14 @@ type Node struct {
 	Role      string  `json:"role,omitempty"`
 	Timestamp string  `json:"timestamp"`
 	Label     string  `json:"label,omitempty"`
+	// Preview is a short text of the entry (its first line of text, at most
+	// PreviewRunes runes; the rule per type is in docs/read-models.md);
+	// absent when the entry has none.
+	Preview string `json:"preview,omitempty"`
+	// Tools names the tools of the entry: the tool calls of an assistant
+	// message in order, the tool of a toolResult, the active tools of an
+	// active_tools_change.
+	Tools []string `json:"tools,omitempty"`
 }
 
 // ToolCall is the audit record of one tool call (key tc/<sid>/<call id>).

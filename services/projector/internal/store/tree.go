@@ -24,7 +24,7 @@ type Tree struct {
 // Tree returns the tree of session sid. It reads the session's entries
 // (e/<sid>/) and decodes each: the tree is not stored apart from them, so
 // that applying an entry writes it once. Every entry but the session header
-// is a node; a label entry sets the label of its target if the target came
+// is a node, with a preview of its text and tools (preview.go); a label entry sets the label of its target if the target came
 // earlier (the latest entry with that id), a later label replacing it.
 func (d *DB) Tree(sid string) (Tree, error) {
 	r := d.read()
@@ -57,6 +57,7 @@ func (d *DB) Tree(sid string) (Tree, error) {
 		if e.Message != nil {
 			n.Role = e.Message.Role
 		}
+		preview(&n.Node, &e)
 		index[n.ID] = len(t.Nodes)
 		t.Nodes = append(t.Nodes, n)
 		if e.Type == events.EntryLabel && e.TargetID != nil {
