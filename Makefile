@@ -18,17 +18,20 @@ test: unit cluster-test chart-test compose-test ## every test: the module's, the
 unit: ## run the unit tests (every package) with the race detector
 	$(GO) test -race -count=1 $(PKGS)
 
-check: ## gofmt, go vet, staticcheck, go mod tidy, import boundaries
+check: ## gofmt, go vet, staticcheck, errcheck, errorlint, go mod tidy, import boundaries, commit subjects
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
+	$(GO) tool errcheck -exclude .ci/errcheck-excludes $(PKGS)
+	$(GO) tool go-errorlint $(PKGS)
 	@cp go.mod /tmp/cairn-go.mod.bak; cp go.sum /tmp/cairn-go.sum.bak; \
 		$(GO) mod tidy; \
 		if ! cmp -s go.mod /tmp/cairn-go.mod.bak || ! cmp -s go.sum /tmp/cairn-go.sum.bak; then \
 			cp /tmp/cairn-go.mod.bak go.mod; cp /tmp/cairn-go.sum.bak go.sum; \
 			echo "go mod tidy changes go.mod or go.sum; run it and commit"; exit 1; fi
 	$(GO) test -count=1 ./internal/lint/
+	.ci/commit-subjects
 
 demo: build ## run the demonstration on the embedded default
 	$(BIN) demo

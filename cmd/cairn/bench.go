@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,7 +40,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle and shrunk, to this file")
 	overTCP := c.Flags().Bool("over-tcp", false, "connect the orchestrator and the toolrunner over TCP loopback, as separate processes would (default: in-process connections, as cairn up)")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if *n < 1 || *m < 1 {
 			return usagef("--sessions and --prompts must be positive")
 		}
@@ -48,7 +49,7 @@ func newBenchCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer func() { err = errors.Join(err, f.Close()) }() // after StopCPUProfile wrote it
 			if err := pprof.StartCPUProfile(f); err != nil {
 				return err
 			}
@@ -74,12 +75,12 @@ func (noop) Execute(context.Context, tool.Call, func(tool.Result)) (tool.Result,
 	return tool.Text("done"), nil
 }
 
-func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Duration, memprofile string, overTCP bool) error {
+func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Duration, memprofile string, overTCP bool) (err error) {
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"})
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	if err != nil {
 		return err
 	}
-	defer lag.close()
+	defer func() { err = errors.Join(err, lag.close()) }()
 	bus, err := toolbus.New(toolNC, events.Names{})
 	if err != nil {
 		return err
@@ -144,7 +145,9 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	}
 	prov := scripted.New(sc)
 	reg, _ := registry.New(registry.Config{})
-	reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return prov, prov.Model(id), nil })
+	if err := reg.Register(scripted.Name, func(id string) (llm.Provider, llm.Model, error) { return prov, prov.Model(id), nil }); err != nil {
+		return err
+	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: orchNC, Log: sl, Models: reg, DefaultModel: "scripted/bench",
 		Instance: "bench", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -152,8 +155,9 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); orch.Run(bctx) }()
-	defer func() { stop(); wg.Wait(); worker.Wait() }()
+	var runErr error
+	go func() { defer wg.Done(); runErr = orch.Run(bctx) }()
+	defer func() { stop(); wg.Wait(); err = errors.Join(err, runErr, worker.Wait()) }()
 
 	// Follow agent_end events over core NATS: one per finished prompt.
 	var mu sync.Mutex

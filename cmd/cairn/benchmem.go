@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,8 +111,9 @@ func idleMemory(ctx context.Context, w io.Writer, orch *orchestrator.Orchestrato
 		if err != nil {
 			return err
 		}
-		pprof.WriteHeapProfile(f)
-		f.Close()
+		if err := errors.Join(pprof.WriteHeapProfile(f), f.Close()); err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
 	}
 	orch.EvictIdle()
 	if err := wait("every idle session leaves memory", func(s, _ int) bool { return s == 0 }); err != nil {

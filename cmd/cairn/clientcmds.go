@@ -139,7 +139,9 @@ func newContextCmd(e *env) *cobra.Command {
 			return err
 		}
 		var pretty bytes.Buffer
-		json.Indent(&pretty, data, "", "  ")
+		if err := json.Indent(&pretty, data, "", "  "); err != nil {
+			return fmt.Errorf("the gateway's answer is not JSON: %w", err)
+		}
 		pretty.WriteByte('\n')
 		_, err = e.stdout.Write(pretty.Bytes())
 		return err

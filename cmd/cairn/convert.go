@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,11 +45,11 @@ func convertPiFile(in, out string) (int, error) {
 	}
 	info, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // opened read-only
 		return 0, err
 	}
 	header, entries, err := events.ReadPiFile(f)
-	f.Close()
+	_ = f.Close() // opened read-only, and read
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", in, err)
 	}
@@ -108,8 +109,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, errors.Join(err, os.Remove(tmp.Name())))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,7 +40,7 @@ func newDemoCmd(e *env) *cobra.Command {
 	}
 	sessions := c.Flags().Int("sessions", 3, "agents to run at once")
 	keep := c.Flags().String("data", "", "keep the platform's data in this directory (default: a temporary one, removed)")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if *sessions < 1 || *sessions > 100 {
 			return usagef("--sessions must be 1-100, got %d", *sessions)
 		}
@@ -49,7 +50,7 @@ func newDemoCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(tmp)
+			defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
 			dir = tmp
 		}
 		dir, _ = filepath.Abs(dir)
@@ -60,13 +61,13 @@ func newDemoCmd(e *env) *cobra.Command {
 
 var demoPrompts = []string{"please list files", "write a note", "run a command"}
 
-func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
+func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 	fmt.Fprintf(w, "== Starting Cairn in one process (embedded NATS, data in %s)\n", dir)
 	p, stop, err := startEmbedded(ctx, dir, "", "", "scripted/demo", io.Discard)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() { err = errors.Join(err, stop()) }()
 	cl, err := client.New(p.URL)
 	if err != nil {
 		return err
@@ -120,7 +121,9 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 	for _, s := range list.Sessions {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", s.ID, s.Status, s.Entries, s.Messages, s.ToolCalls)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(w, "\n== Audit: every session's log is a hash chain\n")
 	_, js, err := connectNATS(p.NATS, "cairn-demo")
@@ -153,7 +156,9 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 	}
 	bw := bufio.NewWriter(w)
 	writeTree(bw, idx.Tree())
-	bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(w, "\n== Audit of %s's tool calls, from the projector\n", ids[0])
 	calls, err := waitAudit(ctx, cl, ids[0])
@@ -165,7 +170,9 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) error {
 	for _, c := range calls {
 		fmt.Fprintf(tw, "%s\t%s\t%dms\t%s\t%.23s…\n", c.Tool, c.Outcome, c.DurationMs, c.Started, c.ArgsDigest)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\nDone. Run `cairn up` to keep a platform running, then `cairn session new` and `cairn prompt`.\n")
 	return nil
 }

@@ -92,7 +92,9 @@ func startUpWith(t *testing.T, scriptJSON string) *upProcess {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Errorf("signal cairn up: %v", err)
+		}
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("cairn up exited with %v\n%s", err, stderr.String())
 		}
@@ -122,7 +124,9 @@ func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[stri
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	var out map[string]any
-	json.Unmarshal(data, &out)
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s %s: the answer is not JSON: %v: %s", method, path, err, data)
+	}
 	return resp.StatusCode, out
 }
 

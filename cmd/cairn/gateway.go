@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -22,7 +23,7 @@ func newGatewayCmd(e *env) *cobra.Command {
 	addr := c.Flags().String("http", "127.0.0.1:8080", "HTTP listen address")
 	projector := c.Flags().String("projector", envOr("CAIRN_PROJECTOR", ""), "projector query URL; read queries are proxied there (env CAIRN_PROJECTOR)")
 	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create with a workspace outside it is refused at once (unset: the orchestrator checks)")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		wsRoot, err := absRoot(*root)
 		if err != nil {
 			return err
@@ -39,7 +40,7 @@ func newGatewayCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		defer nc.Drain()
+		defer func() { err = errors.Join(err, nc.Drain()) }()
 		log := newLogger(e, "gateway")
 		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
 		if err != nil {

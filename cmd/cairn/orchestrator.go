@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -21,7 +22,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 	addr := c.Flags().String("http", "", "address of /healthz, /readyz and /metrics (default none)")
 	leaseTTL := c.Flags().Duration("lease-ttl", 5*time.Second, "how long a dead instance keeps its sessions")
 	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create's workspace must lie inside it (unset: only relative workspaces)")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		log := newLogger(e, "orchestrator")
 		wsRoot, err := absRoot(*root)
 		if err != nil {
@@ -31,7 +32,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		defer nc.Drain()
+		defer func() { err = errors.Join(err, nc.Drain()) }()
 		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
 		if err != nil {
 			return err

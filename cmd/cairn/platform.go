@@ -160,13 +160,11 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(),
 		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg})
 	if err != nil {
-		proj.Close()
-		return fail(err)
+		return fail(errors.Join(err, proj.Close()))
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		proj.Close()
-		return fail(fmt.Errorf("--http %s: %w", cfg.HTTPAddr, err))
+		return fail(errors.Join(fmt.Errorf("--http %s: %w", cfg.HTTPAddr, err), proj.Close()))
 	}
 
 	// Each tier stops after the one in front of it. A service that fails
@@ -200,8 +198,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		stopOrch()
 		errs = append(errs, middle.Wait())
 		stopBack()
-		errs = append(errs, back.Wait(), proj.Close())
-		nc.Drain()
+		errs = append(errs, back.Wait(), proj.Close(), nc.Drain())
 		srv.Shutdown()
 		return errors.Join(errs...)
 	}

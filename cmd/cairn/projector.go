@@ -31,7 +31,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for queries, /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
 	prefix := addPrefixFlag(c)
 	batch := f.Int("batch", projector.DefaultBatchSize, "most entries applied in one Pebble batch")
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if *data == "" {
 			return usagef("--data is required (the directory of the projector's Pebble database)")
 		}
@@ -49,7 +49,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 		if err != nil {
 			return err
 		}
-		defer p.Close()
+		defer func() { err = errors.Join(err, p.Close()) }() // its database was written to
 		var srv *opshttp.Server
 		if *httpAddr != "" {
 			srv, err = opshttp.Listen(*httpAddr, p.OpsHandler())

@@ -51,7 +51,11 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() {
+		if err := ln.Close(); err != nil {
+			t.Errorf("close ln: %v", err)
+		}
+	}()
 	return ln.Addr().String()
 }
 
@@ -81,7 +85,9 @@ func TestProjectorCommands(t *testing.T) {
 		}
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
-			json.NewDecoder(resp.Body).Decode(&ready)
+			if err := json.NewDecoder(resp.Body).Decode(&ready); err != nil {
+				t.Errorf("readyz: %v", err)
+			}
 			resp.Body.Close()
 			if resp.StatusCode == 200 && ready.Applied == last && ready.LagEntries == 0 {
 				return nil
@@ -96,7 +102,9 @@ func TestProjectorCommands(t *testing.T) {
 	var list struct {
 		Sessions []struct{ ID string } `json:"sessions"`
 	}
-	json.NewDecoder(resp.Body).Decode(&list)
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatalf("sessions: %v", err)
+	}
 	resp.Body.Close()
 	if len(list.Sessions) != 2 || list.Sessions[0].ID != "b2" {
 		t.Fatalf("/v1/sessions over the command's --http: %+v", list)

@@ -62,8 +62,10 @@ func TestAnErrorReplyDuringARetryDoesNotSettle(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"commandId": "c1", "state": "settled",
-			"message": events.Message{Role: events.RoleAssistant, StopReason: events.StopError, ErrorMessage: "overloaded"}})
+		if err := json.NewEncoder(w).Encode(map[string]any{"commandId": "c1", "state": "settled",
+			"message": events.Message{Role: events.RoleAssistant, StopReason: events.StopError, ErrorMessage: "overloaded"}}); err != nil {
+			t.Errorf("fake gateway: %v", err)
+		}
 	}))
 	defer srv.Close()
 	cl, err := client.New(srv.URL)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -18,7 +19,7 @@ func newRunCmd(e *env) *cobra.Command {
 	}
 	script := c.Flags().String("script", envOr("CAIRN_SCRIPT", ""), "script file of the scripted provider (env CAIRN_SCRIPT)")
 	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "model, provider/model (env CAIRN_MODEL)")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
+	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		ctx := cmd.Context()
 		cl, err := clientFrom(cmd)
 		if err != nil {
@@ -36,12 +37,12 @@ func newRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(data)
+			defer func() { err = errors.Join(err, os.RemoveAll(data)) }()
 			p, stop, err := startEmbedded(ctx, data, cwd, *script, *model, e.stderr)
 			if err != nil {
 				return err
 			}
-			defer stop()
+			defer func() { err = errors.Join(err, stop()) }()
 			if cl, err = client.New(p.URL); err != nil {
 				return err
 			}

@@ -27,7 +27,9 @@ func TestWriteGatewayTree(t *testing.T) {
 	var b strings.Builder
 	w := bufio.NewWriter(&b)
 	writeGatewayTree(w, tree)
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	want := `session t1  leaf e6
 * e1 user "please list files…" [the ask]
     e2 assistant call:ls call:read

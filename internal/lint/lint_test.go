@@ -3,6 +3,7 @@ package lint
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func listPackages(t *testing.T) []pkgInfo {
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("go list: %v\n%s", err, stderr)

@@ -89,7 +89,9 @@ func freePorts(t testing.TB, n int) []int {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	for _, l := range ls {
-		l.Close()
+		if err := l.Close(); err != nil {
+			t.Fatalf("natstest: free a reserved port: %v", err)
+		}
 	}
 	return ports
 }

@@ -80,7 +80,11 @@ func benchPrompts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer set.Close()
+	defer func() {
+		if err := set.Close(); err != nil {
+			b.Errorf("close set: %v", err)
+		}
+	}()
 	bus, err := toolbus.New(nc, n)
 	if err != nil {
 		b.Fatal(err)
@@ -107,7 +111,12 @@ func benchPrompts(b *testing.B) {
 	octx, cancelO := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- o.Run(octx) }()
-	defer func() { cancelO(); <-done }()
+	defer func() {
+		cancelO()
+		if err := <-done; err != nil {
+			b.Errorf("orchestrator run: %v", err)
+		}
+	}()
 
 	ends := make(chan *nats.Msg, 64)
 	sub, err := nc.ChanSubscribe(n.AllEvents(), ends)

@@ -51,7 +51,8 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		if finish != "" {
 			fin = `"` + finish + `"`
 		}
-		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, fin)
+		// A failed write fails the provider's request, which the test sees.
+		_, _ = fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, fin)
 	}
 	if req.Messages[len(req.Messages)-1].Role == "tool" {
 		chunk(`{"role":"assistant","content":"I see the files."}`, "")
@@ -60,6 +61,6 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"ls","arguments":"{\"path\":\".\"}"}}]}`, "")
 		chunk(`{}`, "tool_calls")
 	}
-	fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":15,\"total_tokens\":135}}\n\n")
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	_, _ = fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":15,\"total_tokens\":135}}\n\n")
+	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 }

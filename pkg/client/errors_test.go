@@ -26,7 +26,7 @@ func TestErrorsAreTypedValues(t *testing.T) {
 			t.Fatalf("err = %#v, want an *Error %d %s matching %v", err, status, code, sentinel)
 		}
 		for _, other := range []error{client.ErrInvalid, client.ErrNotFound, client.ErrRejected, client.ErrUnavailable, client.ErrTimeout, client.ErrTooLarge} {
-			if other != sentinel && errors.Is(err, other) {
+			if !errors.Is(other, sentinel) && errors.Is(err, other) {
 				t.Fatalf("%v also matches %v", err, other)
 			}
 		}
@@ -35,13 +35,13 @@ func TestErrorsAreTypedValues(t *testing.T) {
 
 	t.Run("404", func(t *testing.T) {
 		_, err := cl.Session(ctx, "nobody")
-		as(t, err, client.ErrNotFound, 404, "not_found")
+		_ = as(t, err, client.ErrNotFound, 404, "not_found")
 		_, err = cl.Context(ctx, "nobody", "")
-		as(t, err, client.ErrNotFound, 404, "not_found")
+		_ = as(t, err, client.ErrNotFound, 404, "not_found")
 		_, err = cl.Records(ctx, "nobody")
-		as(t, err, client.ErrNotFound, 404, "not_found")
+		_ = as(t, err, client.ErrNotFound, 404, "not_found")
 		_, err = cl.Replay(ctx, "nobody", client.ReplayPoint{})
-		as(t, err, client.ErrNotFound, 404, "not_found")
+		_ = as(t, err, client.ErrNotFound, 404, "not_found")
 	})
 
 	t.Run("400 naming the field", func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestErrorsAreTypedValues(t *testing.T) {
 
 	t.Run("413", func(t *testing.T) {
 		_, err := cl.Send(ctx, "e1", client.Prompt(strings.Repeat("x", 2<<20)))
-		as(t, err, client.ErrTooLarge, 413, "too_large")
+		_ = as(t, err, client.ErrTooLarge, 413, "too_large")
 	})
 
 	t.Run("refused before sending", func(t *testing.T) {

@@ -21,7 +21,11 @@ func exampleGateway() (string, func()) {
 	if err != nil {
 		panic(err)
 	}
-	return p.URL, func() { p.stop(); os.RemoveAll(dir) }
+	return p.URL, func() {
+		if err := errors.Join(p.stop(), os.RemoveAll(dir)); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // A session prompted, its run followed as it streams, its context read.
@@ -91,7 +95,9 @@ func ExampleError() {
 	defer stop()
 	ctx := context.Background()
 	cl, _ := client.New(server)
-	cl.CreateSession(ctx, client.CreateSession{ID: "idle"}, client.WaitApplied())
+	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: "idle"}, client.WaitApplied()); err != nil {
+		panic(err)
+	}
 
 	_, err := cl.Send(ctx, "idle", client.Abort(), client.WaitApplied())
 	var ae *client.Error
@@ -111,8 +117,12 @@ func ExampleClient_VerifySession() {
 	defer stop()
 	ctx := context.Background()
 	cl, _ := client.New(server)
-	cl.CreateSession(ctx, client.CreateSession{ID: "audited"}, client.WaitApplied())
-	cl.Send(ctx, "audited", client.SetThinkingLevel("low"), client.WaitApplied())
+	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: "audited"}, client.WaitApplied()); err != nil {
+		panic(err)
+	}
+	if _, err := cl.Send(ctx, "audited", client.SetThinkingLevel("low"), client.WaitApplied()); err != nil {
+		panic(err)
+	}
 
 	v, err := cl.VerifySession(ctx, "audited")
 	if err != nil {

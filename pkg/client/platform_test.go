@@ -71,7 +71,7 @@ func startPlatform(dir string) (*testPlatform, error) {
 	var closers []func() error
 	fail := func(err error) (*testPlatform, error) {
 		for _, c := range closers {
-			c()
+			err = errors.Join(err, c())
 		}
 		nc.Close()
 		srv.Shutdown()
@@ -145,8 +145,7 @@ func startPlatform(dir string) (*testPlatform, error) {
 		stopOrch()
 		errs = append(errs, middle.Wait())
 		stopBack()
-		errs = append(errs, back.Wait(), proj.Close())
-		nc.Drain()
+		errs = append(errs, back.Wait(), proj.Close(), nc.Drain())
 		srv.Shutdown()
 		return errors.Join(errs...)
 	}

@@ -163,7 +163,9 @@ func TestRequestsMatchTheOpenAPIDocument(t *testing.T) {
 			t.Fatal(err)
 		}
 		var m map[string]any
-		json.Unmarshal(data, &m)
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
 		for k := range m {
 			if _, ok := props[k]; !ok {
 				t.Errorf("%s sends %q, which the document's Command lacks", c.Type, k)

@@ -131,7 +131,9 @@ func TestPiV1Migration(t *testing.T) {
 		// Apart from the migrated fields, the entry is what the file said.
 		b, _ := e.MarshalJSON()
 		var got map[string]any
-		json.Unmarshal(b, &got)
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
 		for _, k := range []string{"id", "parentId", "firstKeptEntryId"} {
 			delete(got, k)
 		}

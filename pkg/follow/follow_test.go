@@ -283,7 +283,7 @@ func TestNoDeliveryAfterStop(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
-			js.PublishAsync("s.x", []byte(strconv.Itoa(i)))
+			_, _ = js.PublishAsync("s.x", []byte(strconv.Itoa(i))) // a flood: a refused publish (too many pending) is retried
 		}
 	}()
 	poll(t, func() (int64, bool) { return 0, n.Load() > 100 })

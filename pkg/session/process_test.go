@@ -121,7 +121,10 @@ func TestTwoProcessesAppendToOneSession(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill() // it may have exited already
+			_ = cmd.Wait()         // "signal: killed", or its exit
+		})
 		children = append(children, child{cmd, stdin, bufio.NewReader(stdout)})
 	}
 	for i, c := range children {
@@ -130,7 +133,9 @@ func TestTwoProcessesAppendToOneSession(t *testing.T) {
 		}
 	}
 	for _, c := range children {
-		io.WriteString(c.stdin, "go\n")
+		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conflicts := make([]int, len(children))
 	var wg sync.WaitGroup

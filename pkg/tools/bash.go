@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,17 +97,16 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
 	}
-	defer pr.Close()
+	defer func() { _ = pr.Close() }() // the read end: nothing to lose
 	cmd := exec.Command("bash", "-c", a.Command)
 	cmd.Dir = ws.dir
 	cmd.Env = t.env.commandEnv(ws.dir)
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: stdout and stderr interleave in order
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		pw.Close()
-		return tool.Result{}, fmt.Errorf("bash: %w", err)
+		return tool.Result{}, fmt.Errorf("bash: %w", errors.Join(err, pw.Close()))
 	}
-	pw.Close()
+	_ = pw.Close() // our copy of the write end; the shell writes through its own
 	pgid := cmd.Process.Pid
 
 	s := &stream{out: tail{l: t.env.out}, dirty: make(chan struct{}, 1), stop: make(chan struct{})}
@@ -119,8 +119,10 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 	if onUpdate != nil {
 		wg.Go(func() { s.publish(onUpdate, t.env.updateEvery) })
 	}
-	waited := make(chan error, 1)
-	wg.Go(func() { waited <- cmd.Wait() })
+	// The outcome is read from cmd.ProcessState below: with an *os.File for
+	// output, Wait's error only restates the exit status.
+	waited := make(chan struct{})
+	wg.Go(func() { _ = cmd.Wait(); close(waited) })
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -142,7 +144,7 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 	select {
 	case <-readDone:
 	case <-drain.C:
-		pr.Close() // unblocks the reader
+		_ = pr.Close() // unblocks the reader
 	}
 	drain.Stop()
 	close(s.stop)

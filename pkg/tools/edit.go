@@ -130,8 +130,7 @@ func (t *editTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	}
 	if _, err := f.WriteString(out); err != nil {
-		f.Close()
-		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)
+		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, errors.Join(err, f.Close()))
 	}
 	if err := f.Close(); err != nil {
 		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)

@@ -123,7 +123,7 @@ func (t *grepTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		if err != nil {
 			return nil // unreadable files are skipped
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // opened read-only
 		return g.file(name, f)
 	})
 	if err != nil && !errors.Is(err, fs.SkipAll) {

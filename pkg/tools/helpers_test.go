@@ -20,7 +20,11 @@ func newSet(t testing.TB, opts ...Option) (*Set, string) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close set: %v", err)
+		}
+	})
 	return s, s.Workspace().Dir()
 }
 

@@ -98,7 +98,7 @@ func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened read-only
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return errorResult(fmt.Sprintf("%s changed while being opened; try again", a.Path), nil), nil
 	}

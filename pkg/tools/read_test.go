@@ -198,11 +198,15 @@ func TestReadImageTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("\x89PNG\r\n\x1a\n")
+	if _, err := f.WriteString("\x89PNG\r\n\x1a\n"); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Truncate(MaxImageBytes + 1); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	r, err := call(t, s, "read", map[string]any{"path": "big.png"})
 	if err != nil || !r.IsError || !strings.Contains(text(r), "over the 5.0MB limit for images") {
 		t.Fatalf("big image: %v %q", err, text(r))

@@ -132,5 +132,5 @@ func (e *env) workspace(call tool.Call) (*Workspace, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("call workspace: %w", err)
 	}
-	return ws, func() { ws.Close() }, nil
+	return ws, func() { _ = ws.Close() }, nil // an os.Root: a directory handle, nothing buffered
 }

@@ -29,7 +29,11 @@ func FuzzResolve(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { w.Close() })
+	f.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			f.Errorf("close workspace: %v", err)
+		}
+	})
 	f.Fuzz(func(t *testing.T, p string) {
 		rel, err := w.Resolve(p)
 		if err != nil {

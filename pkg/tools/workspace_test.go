@@ -109,7 +109,11 @@ func TestResolveThroughSymlinkedWorkspacePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close workspace: %v", err)
+		}
+	}()
 	got, err := w.Resolve(filepath.Join(link, "a.txt"))
 	if err != nil || got != "a.txt" {
 		t.Fatalf("Resolve via the workspace's symlinked path = %q, %v", got, err)

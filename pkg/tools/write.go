@@ -80,8 +80,7 @@ func (t *writeTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Res
 		return tool.Result{}, fmt.Errorf("write %s: %w", a.Path, err)
 	}
 	if _, err := f.WriteString(a.Content); err != nil {
-		f.Close()
-		return tool.Result{}, fmt.Errorf("write %s: %w", a.Path, err)
+		return tool.Result{}, fmt.Errorf("write %s: %w", a.Path, errors.Join(err, f.Close()))
 	}
 	if err := f.Close(); err != nil {
 		return tool.Result{}, fmt.Errorf("write %s: %w", a.Path, err)

@@ -30,5 +30,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client went away; nothing to do
+	_ = enc.Encode(v) // after the header: statusWriter keeps the error, instrument logs it
+}
+
+// writeBody writes b after the header is sent. A failed write cannot be
+// reported to the client; statusWriter keeps the error and instrument logs
+// it, so handlers have nothing to do with it.
+func writeBody(w http.ResponseWriter, b []byte) {
+	_, _ = w.Write(b)
 }

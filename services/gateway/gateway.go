@@ -134,7 +134,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		defer scancel()
 		err := srv.Shutdown(sctx)
 		if err != nil {
-			srv.Close()
+			// The deadline passed with requests (SSE streams) still open:
+			// close them. Close's error is the listener's, already gone.
+			_ = srv.Close()
 		}
 		return nil
 	})
@@ -156,6 +158,10 @@ func (g *Gateway) instrument(pattern, route string, timed bool, h http.HandlerFu
 			g.metrics.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}
 		g.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		if sw.err != nil {
+			// After the header: the client cannot be told, most often it went away.
+			g.cfg.Logger.Debug("gateway: response write failed", "route", route, "status", sw.status, "err", sw.err)
+		}
 	}
 }
 
@@ -163,6 +169,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	err    error // the first failed body write, logged by instrument
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -174,7 +181,11 @@ func (w *statusWriter) WriteHeader(code int) {
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.wrote = true
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
 
 // Flush lets SSE flush through the wrapper.

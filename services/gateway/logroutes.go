@@ -114,7 +114,7 @@ func (g *Gateway) export(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", s.ID()+".jsonl"))
-	w.Write(buf.Bytes())
+	writeBody(w, buf.Bytes())
 }
 
 func (g *Gateway) importSession(w http.ResponseWriter, r *http.Request) {

@@ -13,5 +13,5 @@ var openAPI []byte
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(openAPI)
+	writeBody(w, openAPI)
 }

@@ -66,5 +66,5 @@ func (g *Gateway) getRecords(w http.ResponseWriter, r *http.Request) {
 		buf.WriteString("}\n")
 	}
 	w.Header().Set("Content-Type", "application/jsonl")
-	w.Write(buf.Bytes())
+	writeBody(w, buf.Bytes())
 }

@@ -56,7 +56,7 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		last = sub.From
-		fmt.Fprintf(w, "id: %d\n\n", last)
+		writeBody(w, fmt.Appendf(nil, "id: %d\n\n", last))
 	}
 	writeSSEComment(w, "live")
 	flusher.Flush()
@@ -126,9 +126,9 @@ func resumePoint(r *http.Request) (uint64, bool, error) {
 }
 
 func writeSSEEvent(w http.ResponseWriter, seq uint64, data []byte) {
-	fmt.Fprintf(w, "id: %d\ndata: %s\n\n", seq, data)
+	writeBody(w, fmt.Appendf(nil, "id: %d\ndata: %s\n\n", seq, data))
 }
 
 func writeSSEComment(w http.ResponseWriter, s string) {
-	fmt.Fprintf(w, ": %s\n\n", s)
+	writeBody(w, fmt.Appendf(nil, ": %s\n\n", s))
 }

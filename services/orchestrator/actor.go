@@ -179,7 +179,9 @@ func (a *actor) run(ctx context.Context) {
 				if a.h != nil {
 					a.h.Abort()
 				}
-				<-a.runDone
+				if err := <-a.runDone; err != nil {
+					a.log.Debug("run aborted at shutdown", "err", err)
+				}
 			}
 			a.mu.Lock()
 			a.mu.stopped = true

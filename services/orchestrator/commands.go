@@ -213,7 +213,7 @@ func (a *actor) compact(ctx context.Context, cmd events.Command) {
 
 func (a *actor) hasEntry(id string) bool {
 	found := false
-	a.st.do(func(s *session.Session) error {
+	_ = a.st.do(func(s *session.Session) error { // f returns nil
 		_, err := s.Path(id)
 		found = err == nil
 		return nil

@@ -82,7 +82,10 @@ func startChild(t *testing.T, p *platform, scriptPath, name string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // it may have exited already
+		_ = cmd.Wait()         // "signal: killed", or its exit
+	})
 	return cmd
 }
 
@@ -112,7 +115,7 @@ func TestKillNineMidTurn(t *testing.T) {
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	a.Wait()
+	_ = a.Wait() // "signal: killed", as sent
 
 	startChild(t, p, scriptPath, "b")
 	p.send(events.Command{ID: "c5", Type: events.CmdPrompt, SessionID: "k1", Text: "are you there"})
@@ -210,7 +213,7 @@ func TestKillNineWithNoCommandLeft(t *testing.T) {
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	a.Wait()
+	_ = a.Wait() // "signal: killed", as sent
 	startChild(t, p, scriptPath, "b")
 	es := p.waitLog("k2", "turn closed by the next owner", func(es []events.Entry) bool {
 		return len(es) > 0 && es[len(es)-1].Type == events.EntryTurnInterrupted

@@ -42,7 +42,9 @@ func (a *actor) handOver(taken []item, why string, err error) {
 		if a.h != nil { // nil while recovery runs
 			a.h.Abort()
 		}
-		<-a.runDone
+		if err := <-a.runDone; err != nil {
+			a.log.Debug("run aborted for a handover", "err", err)
+		}
 		a.running = false
 	}
 	a.deferred = nil // still pending: carried below

@@ -50,7 +50,7 @@ func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, e
 
 func (a *actor) header() events.Entry {
 	var h events.Entry
-	a.st.do(func(s *session.Session) error { h = s.Header(); return nil })
+	_ = a.st.do(func(s *session.Session) error { h = s.Header(); return nil }) // f returns nil
 	return h
 }
 
@@ -170,7 +170,7 @@ func (st *store) Entry(_ context.Context, id string) (events.Entry, bool, error)
 
 func (a *actor) entries() []events.Entry {
 	var es []events.Entry
-	a.st.do(func(s *session.Session) error { es = s.Entries(); return nil })
+	_ = a.st.do(func(s *session.Session) error { es = s.Entries(); return nil }) // f returns nil
 	return es
 }
 

@@ -66,7 +66,11 @@ func newPlatform(t *testing.T) *platform {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { set.Close() })
+	t.Cleanup(func() {
+		if err := set.Close(); err != nil {
+			t.Errorf("close set: %v", err)
+		}
+	})
 	bus, err := toolbus.New(nc, n)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +82,12 @@ func newPlatform(t *testing.T) *platform {
 		t.Fatal(err)
 	}
 	go func() { done <- srvW.Wait() }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("tool worker: %v", err)
+		}
+	})
 	return &platform{t: t, nc: nc, js: js, log: log, n: n, root: root}
 }
 
@@ -159,8 +168,12 @@ func lastText(es []events.Entry) string {
 func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 	p := newPlatform(t)
 	p.startOrchestrator("o1")
-	os.MkdirAll(filepath.Join(p.root, "s1"), 0o755)
-	os.WriteFile(filepath.Join(p.root, "s1", "hello.txt"), []byte("hi"), 0o644)
+	if err := os.MkdirAll(filepath.Join(p.root, "s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.root, "s1", "hello.txt"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
 	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: "please list files"})
 	es := p.waitLog("s1", "reply after the tool", func(es []events.Entry) bool { return lastText(es) == "I see the files." })

@@ -48,7 +48,7 @@ func TestStoreReusedCallID(t *testing.T) {
 	}
 	n := 0
 	var es []events.Entry
-	st.do(func(s *session.Session) error { es = s.Entries(); return nil })
+	_ = st.do(func(s *session.Session) error { es = s.Entries(); return nil }) // f returns nil
 	for _, e := range es {
 		if e.Type == events.EntryMessage && e.Message.Role == events.RoleToolResult {
 			n++

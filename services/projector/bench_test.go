@@ -119,7 +119,9 @@ func BenchmarkRebuild(b *testing.B) {
 				b.Fatal(err)
 			}
 			batch.Close()
-			db.Close()
+			if err := db.Close(); err != nil {
+				b.Fatalf("close db: %v", err)
+			}
 		}
 		raw = reportCPU(b, n, cpuTime()-cpu)
 	})
@@ -212,10 +214,18 @@ func (rec *recording) replay(b *testing.B) (writing time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			b.Errorf("close f: %v", err)
+		}
+	}()
 	br := bufio.NewReaderSize(f, 1<<20)
 	db := openRaw(b)
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			b.Errorf("close db: %v", err)
+		}
+	}()
 	type op struct {
 		del  bool
 		k, v []byte
@@ -225,7 +235,7 @@ func (rec *recording) replay(b *testing.B) (writing time.Duration) {
 		batches = batches[:0]
 		for size := 0; size < 64<<20; {
 			l, err := binary.ReadUvarint(br)
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				eof = true
 				break
 			}
@@ -355,7 +365,9 @@ func BenchmarkLiveLag(b *testing.B) {
 	if err := <-runErr; err != nil {
 		b.Fatal(err)
 	}
-	p.Close()
+	if err := p.Close(); err != nil {
+		b.Fatalf("close p: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(lags)

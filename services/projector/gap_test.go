@@ -37,12 +37,20 @@ func TestPumpStopsAtAGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close db: %v", err)
+		}
+	}()
 	w, err := db.NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	msgs := make(chan *delivery, 8)
 	decoded := make(chan struct{})
 	close(decoded)

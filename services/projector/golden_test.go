@@ -51,7 +51,11 @@ func parseGolden(t *testing.T, path string) []goldenBlock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Errorf("close f: %v", err)
+		}
+	}()
 	var blocks []goldenBlock
 	var cur *goldenBlock
 	var pre []string
@@ -156,7 +160,11 @@ func testProjector(t testing.TB, fs vfs.FS) *Projector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close db: %v", err)
+		}
+	})
 	return &Projector{cfg: Config{Dir: "db"}.withDefaults(), live: newLive(db)}
 }
 
@@ -167,7 +175,11 @@ func runGolden(t *testing.T, blocks []goldenBlock, batch int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	h := p.Handler()
 	var seq uint64
 	var out []string

@@ -141,26 +141,34 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n := 0
+	// After the header a failed write cannot be reported to the client (most
+	// often gone); the first one stops the reading and the rest is skipped.
+	var werr error
+	write := func(b []byte) {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+	}
 	start := func() {
 		if format == "jsonl" {
 			w.Header().Set("Content-Type", "application/jsonl")
 		} else {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte("["))
+			write([]byte("["))
 		}
 	}
 	err = db.Entries(sid, afterSeq, limit, func(seq uint64, data []byte) error {
 		if n == 0 {
 			start()
 		} else if format == "json" {
-			w.Write([]byte(","))
+			write([]byte(","))
 		}
 		n++
-		fmt.Fprintf(w, `{"seq":%d,"entry":%s}`, seq, data)
+		write(fmt.Appendf(nil, `{"seq":%d,"entry":%s}`, seq, data))
 		if format == "jsonl" {
-			w.Write([]byte("\n"))
+			write([]byte("\n"))
 		}
-		return nil
+		return werr
 	})
 	if err != nil && n == 0 {
 		return err
@@ -169,7 +177,7 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 		start()
 	}
 	if format == "json" {
-		w.Write([]byte("]\n"))
+		write([]byte("]\n"))
 	}
 	return nil
 }
@@ -271,7 +279,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	_ = enc.Encode(v) // after the header: the client, if gone, cannot be told
 }
 
 func writeErr(w http.ResponseWriter, err error) {
@@ -294,5 +302,5 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+	_ = enc.Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}}) // as in writeJSON
 }

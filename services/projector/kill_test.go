@@ -51,10 +51,10 @@ func child() int {
 	}
 	srv := &http.Server{Handler: p.OpsHandler()}
 	var wg sync.WaitGroup
-	wg.Go(func() { srv.Serve(ln) })
+	wg.Go(func() { _ = srv.Serve(ln) }) // ErrServerClosed at srv.Close
 	fmt.Printf("addr %s\n", ln.Addr())
 	err = p.Run(ctx)
-	srv.Close()
+	_ = srv.Close() // the child is on its way out; its exit status is p.Run's
 	wg.Wait()
 	if cerr := p.Close(); err == nil {
 		err = cerr
@@ -84,8 +84,8 @@ func startChild(t *testing.T, url, dir string) *childProc {
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+		_ = cmd.Process.Kill() // it may have exited already
+		_ = cmd.Wait()         // "signal: killed", or its exit
 		t.Fatalf("child: %v", err)
 	}
 	return &childProc{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "addr "))}
@@ -138,7 +138,7 @@ func TestKillNineUnderLoad(t *testing.T) {
 		if err := c.cmd.Process.Kill(); err != nil { // SIGKILL
 			t.Fatal(err)
 		}
-		c.cmd.Wait()
+		_ = c.cmd.Wait() // "signal: killed", as sent
 		t.Logf("killed after sequence %d", at)
 		c = startChild(t, srv.ClientURL(), dir)
 	}
@@ -151,7 +151,9 @@ func TestKillNineUnderLoad(t *testing.T) {
 		r, ok := c.readiness()
 		return ok && r.Applied == last && r.LagEntries == 0
 	})
-	c.cmd.Process.Signal(syscall.SIGTERM)
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.cmd.Wait(); err != nil {
 		t.Fatalf("child after SIGTERM: %v", err)
 	}

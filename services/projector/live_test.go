@@ -18,7 +18,11 @@ func TestLiveGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { db.Close() })
+		t.Cleanup(func() {
+			if err := db.Close(); err != nil {
+				t.Errorf("close db: %v", err)
+			}
+		})
 		return db
 	}
 	oldDB, newDB := open("old"), open("new")

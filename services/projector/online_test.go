@@ -339,7 +339,11 @@ func TestOnlineRebuildNeedsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("close p: %v", err)
+		}
+	}()
 	if _, err := p.StartRebuild(context.Background()); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("StartRebuild without Run: %v, want ErrNotRunning", err)
 	}

@@ -38,7 +38,7 @@ func New(cfg Config) (*Projector, error) {
 	if err == nil {
 		err = p.dirs.syncParent() // a database Open just created survives a crash
 		if err != nil {
-			db.Close()
+			err = errors.Join(err, db.Close())
 		}
 	}
 	if err != nil {
@@ -47,13 +47,11 @@ func New(cfg Config) (*Projector, error) {
 	p.live = newLive(db)
 	applied, err := db.Applied()
 	if err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	p.prog.applied.Store(applied)
 	if p.m, err = newMetrics(cfg.Registry, &p.prog); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("projector: register metrics: %w", err)
+		return nil, errors.Join(fmt.Errorf("projector: register metrics: %w", err), db.Close())
 	}
 	return p, nil
 }
@@ -75,14 +73,14 @@ func (p *Projector) Lag() uint64 { return p.prog.lag() }
 //
 // While Run runs, StartRebuild may start an online rebuild; Run stops it
 // (removing its partial database) and waits for it before returning.
-func (p *Projector) Run(ctx context.Context) error {
+func (p *Projector) Run(ctx context.Context) (err error) {
 	w, err := p.live.current().NewWriter()
 	if err != nil {
 		return err
 	}
 	defer func() { // the writer of the last switch-over, if any
 		if w != nil {
-			w.Close()
+			err = errors.Join(err, w.Close()) // syncs the last batch
 		}
 	}()
 	stopRebuilds := p.startRebuilds(ctx)

@@ -20,7 +20,11 @@ func loaded(t testing.TB, log []synth.Msg) *Projector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	for i, m := range log {
 		if _, err := w.Apply(uint64(i+1), m.Subject, m.Data); err != nil {
 			t.Fatal(err)

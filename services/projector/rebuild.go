@@ -25,7 +25,7 @@ type RebuildResult struct {
 // It reads the log with an ordered consumer, not the durable one. It does
 // not compute the new database's digest: [Dump] does, once Rebuild has
 // returned (as `cairn projector rebuild` does).
-func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, error) {
+func Rebuild(ctx context.Context, cfg Config, until uint64) (_ RebuildResult, err error) {
 	if err := cfg.Validate(); err != nil {
 		return RebuildResult{}, err
 	}
@@ -42,7 +42,7 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, erro
 	if err != nil {
 		return RebuildResult{}, err
 	}
-	defer db.Close()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	if a, err := db.Applied(); err != nil || a != 0 {
 		return RebuildResult{}, errors.Join(err, fmt.Errorf("%w: %s already holds models through sequence %d", ErrNotEmpty, cfg.Dir, a))
 	}
@@ -50,7 +50,7 @@ func Rebuild(ctx context.Context, cfg Config, until uint64) (RebuildResult, erro
 	if err != nil {
 		return RebuildResult{}, err
 	}
-	defer w.Close()
+	defer func() { err = errors.Join(err, w.Close()) }() // syncs the last batch
 	w.SetRecorder(cfg.recordBatch)
 
 	name := cfg.names().SessionsStream()
@@ -149,6 +149,6 @@ func Dump(dir string, fn func(key, value []byte) error) (Digest, error) {
 	if err != nil {
 		return Digest{}, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }() // opened read-only: nothing to lose
 	return db.Dump(fn)
 }

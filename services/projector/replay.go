@@ -65,12 +65,13 @@ func Replay(ctx context.Context, js jetstream.JetStream, prefix, sid string, at 
 	if err != nil {
 		return Replayed{}, err
 	}
-	defer db.Close()
+	// In memory and dropped on return: closing loses nothing worth an error.
+	defer func() { _ = db.Close() }()
 	w, err := db.NewWriter()
 	if err != nil {
 		return Replayed{}, err
 	}
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	err = readLogUntil(ctx, stream, subject, w, 256, logRead{}, func(m jetstream.Msg, seq, pending uint64) (bool, bool) {
 		if seq > last || !at.Time.IsZero() && entryAfter(m.Data(), at.Time) {
 			return true, true

@@ -105,7 +105,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("toolrunner: built-in tools: %w", err)
 		}
-		defer set.Close()
+		defer func() {
+			if err := set.Close(); err != nil {
+				log.Warn("toolrunner: close the workspace", "err", err)
+			}
+		}()
 		tl = set.All()
 	}
 	if c.HTTPAddr != "" {

@@ -99,7 +99,9 @@ func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 		if err != nil || len(path) != 0 {
 			t.Fatalf("a new session: path %v, err %v", path, err)
 		}
-		s.Append(ctx, msg("a"))
+		if _, err := s.Append(ctx, msg("a")); err != nil {
+			t.Fatal(err)
+		}
 		h, path, err := s.Path(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -118,8 +120,13 @@ func TestSession(t *testing.T, open func(t *testing.T) harness.Session) {
 	})
 	t.Run("leaf moves the active position", func(t *testing.T) {
 		s := open(t)
-		a, _ := s.Append(ctx, msg("a"))
-		s.Append(ctx, msg("b"))
+		a, err := s.Append(ctx, msg("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, msg("b")); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Append(ctx, events.Entry{Type: events.EntryLeaf, TargetID: &a.ID}); err != nil {
 			t.Fatal(err)
 		}

@@ -24,12 +24,12 @@ func TestTheLogSaysARetryIsComing(t *testing.T) {
 		es := f.sess.Entries()
 		if got := summary(es); got != "user:hi | assistant::error" {
 			f.h.Abort()
-			<-done
+			t.Logf("aborted prompt: %v", <-done)
 			t.Fatalf("session while backing off: %s", got)
 		}
 		if r := es[1].Retry; r == nil || *r != (events.RetryMark{Attempt: 1, DelayMs: 2000, Code: events.RetryTransient}) {
 			f.h.Abort()
-			<-done
+			t.Logf("aborted prompt: %v", <-done)
 			t.Fatalf("error message recorded with retry mark %+v", r)
 		}
 		if err := <-done; err != nil {

@@ -89,7 +89,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ev
 	}
 	p.log.DebugContext(ctx, "stream start", "model", req.Model.ID, "messages", len(req.Messages), "tools", len(req.Tools), "thinking", req.ThinkingLevel)
 	s := p.msgs.NewStreaming(ctx, params, opts...)
-	defer s.Close()
+	defer func() { _ = s.Close() }() // closes the response body; the stream's error is s.Err()
 	msg, err := consume(ctx, s, b)
 	if err != nil {
 		p.log.DebugContext(ctx, "stream failed", "model", req.Model.ID, "kind", llm.KindOf(err).String(), "err", err)

@@ -337,7 +337,7 @@ func (r *Reader) Strings(k string, required bool) []string {
 		return []string{}
 	}
 	s := make([]string, countElements(v, r.path.ix))
-	forElements(v, r.path.ix, func(i int, e []byte) error {
+	_ = forElements(v, r.path.ix, func(i int, e []byte) error { // the callback never fails
 		switch e[0] {
 		case '"':
 			s[i] = Unquote(e)

@@ -46,7 +46,7 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request, onDelta func(events
 	opts = append(opts, fail.capture())
 	c.log.DebugContext(ctx, "stream start", "api", APIChat, "model", req.Model.ID, "messages", len(req.Messages), "tools", len(req.Tools))
 	s := c.svc.NewStreaming(ctx, params, opts...)
-	defer s.Close()
+	defer func() { _ = s.Close() }() // closes the response body; the stream's error is s.Err()
 	st := chatState{b: b, calls: map[int64]int{}}
 	for s.Next() {
 		st.chunk(s.Current())

@@ -42,7 +42,7 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(e
 	opts = append(opts, fail.capture())
 	r.log.DebugContext(ctx, "stream start", "api", APIResponses, "model", req.Model.ID, "messages", len(req.Messages), "tools", len(req.Tools))
 	s := r.svc.NewStreaming(ctx, params, opts...)
-	defer s.Close()
+	defer func() { _ = s.Close() }() // closes the response body; the stream's error is s.Err()
 	st := respState{b: b, items: map[int64]int{}, texts: map[[2]int64]int{}}
 	done := false
 	for !done && s.Next() {

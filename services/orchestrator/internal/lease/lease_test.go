@@ -58,7 +58,12 @@ func start(t *testing.T, js jetstream.JetStream, instance string, partitions int
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	r := &runner{h: h, cancel: cancel, done: make(chan struct{})}
-	go func() { defer close(r.done); m.Run(rctx) }()
+	go func() {
+		defer close(r.done)
+		if err := m.Run(rctx); err != nil {
+			t.Errorf("lease run: %v", err)
+		}
+	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r
 }

@@ -34,7 +34,11 @@ func BenchmarkApply(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer db.Close()
+		defer func() {
+			if err := db.Close(); err != nil {
+				b.Errorf("close db: %v", err)
+			}
+		}()
 		batch := db.NewBatch()
 		b.ResetTimer()
 		cpu := cpuTime()
@@ -82,12 +86,20 @@ func benchProjector(b *testing.B, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			b.Errorf("close db: %v", err)
+		}
+	}()
 	w, err := db.NewWriter()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			b.Errorf("close w: %v", err)
+		}
+	}()
 	b.ResetTimer()
 	cpu := cpuTime()
 	for i := range b.N {
@@ -121,12 +133,20 @@ func benchPredecoded(b *testing.B, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			b.Errorf("close db: %v", err)
+		}
+	}()
 	w, err := db.NewWriter()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			b.Errorf("close w: %v", err)
+		}
+	}()
 	b.ResetTimer()
 	cpu := cpuTime()
 	for i := range b.N {

@@ -56,18 +56,15 @@ func Open(dir string, o Options) (*DB, error) {
 	d := &DB{db: db}
 	v, err := d.get([]byte(keyLayout))
 	if err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	switch {
 	case v == nil && !o.ReadOnly:
 		if err := db.Set([]byte(keyLayout), []byte(layoutVersion), pebble.Sync); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("store: write layout version: %w", err)
+			return nil, errors.Join(fmt.Errorf("store: write layout version: %w", err), db.Close())
 		}
 	case v != nil && string(v) != layoutVersion:
-		db.Close()
-		return nil, fmt.Errorf("%w (found %q, this build writes %q)", ErrLayout, v, layoutVersion)
+		return nil, errors.Join(fmt.Errorf("%w (found %q, this build writes %q)", ErrLayout, v, layoutVersion), db.Close())
 	}
 	return d, nil
 }

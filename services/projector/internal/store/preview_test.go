@@ -61,12 +61,20 @@ func TestTreeNodesCarryPreviews(t *testing.T) {
 		{events.Entry{Type: events.EntryCommandRejected, CommandID: "c9", Reason: "busy: a run is in progress", Code: "busy"}, "busy: a run is in progress", nil},
 	}
 	db := openMem(t, vfs.NewMem())
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close db: %v", err)
+		}
+	}()
 	w, err := db.NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	const ts = "2026-11-01T10:00:00.000Z"
 	apply := func(seq uint64, e events.Entry) {
 		e.Timestamp = ts

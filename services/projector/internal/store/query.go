@@ -38,7 +38,7 @@ func (r reader) getJSON(key string, v any) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("store: get %q: %w", key, err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // releases the value; returns nil
 	if err := json.Unmarshal(b, v); err != nil {
 		return false, fmt.Errorf("store: decode %q: %w", key, err)
 	}

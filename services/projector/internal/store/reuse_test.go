@@ -60,7 +60,9 @@ func TestReusedCallIDGivesIdenticalDumps(t *testing.T) {
 		db := openMem(t, vfs.NewMem())
 		applyAll(t, db, log, batch)
 		got := digest(t, db)
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatalf("close db: %v", err)
+		}
 		if batch == 1 {
 			want = got
 			continue

@@ -17,7 +17,11 @@ import (
 // turn_interrupted entry closing a retry never made, is.
 func TestStatusStaysRunningThroughRetries(t *testing.T) {
 	db := openMem(t, vfs.NewMem())
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close db: %v", err)
+		}
+	}()
 	n := events.Names{}
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var log []synth.Msg

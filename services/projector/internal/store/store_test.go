@@ -26,7 +26,11 @@ func applyAll(t testing.TB, db *DB, log []synth.Msg, batch int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	for i := int(w.Applied()); i < len(log); i++ {
 		if _, err := w.Apply(uint64(i+1), log[i].Subject, log[i].Data); err != nil {
 			t.Fatal(err)
@@ -60,7 +64,9 @@ func TestBatchSizesGiveIdenticalDumps(t *testing.T) {
 		db := openMem(t, vfs.NewMem())
 		applyAll(t, db, log, batch)
 		got := digest(t, db)
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatalf("close db: %v", err)
+		}
 		if got.Applied != uint64(len(log)) {
 			t.Fatalf("batch %d: applied %d, want %d", batch, got.Applied, len(log))
 		}
@@ -78,14 +84,22 @@ func TestBatchSizesGiveIdenticalDumps(t *testing.T) {
 func TestRedeliveryIsIgnored(t *testing.T) {
 	log := synth.Log(3, 5, 200)
 	db := openMem(t, vfs.NewMem())
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close db: %v", err)
+		}
+	}()
 	applyAll(t, db, log, 10)
 	before := digest(t, db)
 	w, err := db.NewWriter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("close w: %v", err)
+		}
+	}()
 	for i := 100; i < 200; i++ {
 		if ok, err := w.Apply(uint64(i+1), log[i].Subject, log[i].Data); err != nil || ok {
 			t.Fatalf("redelivered sequence %d: applied %v, err %v; want ignored", i+1, ok, err)
@@ -110,7 +124,11 @@ func TestCrashNeverAppliesTwiceOrSkips(t *testing.T) {
 	// ref returns the digest of a clean run through sequence seq.
 	ref := func(seq int) Digest {
 		db := openMem(t, vfs.NewMem())
-		defer db.Close()
+		defer func() {
+			if err := db.Close(); err != nil {
+				t.Errorf("close db: %v", err)
+			}
+		}()
 		applyAll(t, db, log[:seq], 100)
 		return digest(t, db)
 	}
@@ -140,8 +158,12 @@ func TestCrashNeverAppliesTwiceOrSkips(t *testing.T) {
 				clone = fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
 			}
 		}
-		w.Close()
-		db.Close()
+		if err := w.Close(); err != nil {
+			t.Fatalf("close w: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatalf("close db: %v", err)
+		}
 
 		crashed := openMem(t, clone)
 		got := digest(t, crashed)
@@ -156,7 +178,9 @@ func TestCrashNeverAppliesTwiceOrSkips(t *testing.T) {
 		if final := digest(t, crashed); final != full {
 			t.Fatalf("trial %d: after resuming from %d: %+v, want %+v", trial, got.Applied, final, full)
 		}
-		crashed.Close()
+		if err := crashed.Close(); err != nil {
+			t.Fatalf("close crashed: %v", err)
+		}
 		t.Logf("trial %d: batch %d, crash at %d, survived through %d", trial, batch, crashAt, got.Applied)
 	}
 }
@@ -168,10 +192,18 @@ func TestCrashNeverAppliesTwiceOrSkips(t *testing.T) {
 func TestOneSessionInOneBatchEqualsOneByOne(t *testing.T) {
 	log := synth.Log(5, 1, 800)
 	oneByOne := openMem(t, vfs.NewMem())
-	defer oneByOne.Close()
+	defer func() {
+		if err := oneByOne.Close(); err != nil {
+			t.Errorf("close oneByOne: %v", err)
+		}
+	}()
 	applyAll(t, oneByOne, log, 1)
 	oneBatch := openMem(t, vfs.NewMem())
-	defer oneBatch.Close()
+	defer func() {
+		if err := oneBatch.Close(); err != nil {
+			t.Errorf("close oneBatch: %v", err)
+		}
+	}()
 	applyAll(t, oneBatch, log, len(log))
 
 	want, err := oneByOne.Session("s0000")
@@ -212,7 +244,9 @@ func TestCommitAsyncGivesIdenticalDumps(t *testing.T) {
 	ref := openMem(t, vfs.NewMem())
 	applyAll(t, ref, log, 1)
 	want := digest(t, ref)
-	ref.Close()
+	if err := ref.Close(); err != nil {
+		t.Fatalf("close ref: %v", err)
+	}
 	for _, batch := range []int{1, 10, 100} {
 		db := openMem(t, vfs.NewMem())
 		w, err := db.NewWriter()
@@ -244,6 +278,8 @@ func TestCommitAsyncGivesIdenticalDumps(t *testing.T) {
 		if got := digest(t, db); got != want {
 			t.Fatalf("batch %d with CommitAsync: %+v, Commit gave %+v", batch, got, want)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatalf("close db: %v", err)
+		}
 	}
 }
