@@ -190,7 +190,7 @@ func startRecordingPlatform(t *testing.T) (*agenttest.Recorder, string) {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: log, Models: recordingModels{rec}, DefaultModel: "rec/default",
-		Logger: quiet, Instance: "ctx-e2e", LeaseTTL: 2 * time.Second})
+		Logger: quiet, Instance: "ctx-e2e", LeaseTTL: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func startPlatform(dir string) (*testPlatform, error) {
 		return fail(err)
 	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: "scripted/test",
-		Logger: log, Instance: "sdk-test", LeaseTTL: 2 * time.Second})
+		Logger: log, Instance: "sdk-test", LeaseTTL: 30 * time.Second})
 	if err != nil {
 		return fail(err)
 	}
