@@ -261,3 +261,67 @@ func TestE2EBadRequestsAreRefusedWithTheirReason(t *testing.T) {
 		}
 	}
 }
+
+const compactAfterReplyScript = `{
+  "defaults": {"contextWindow": 4000, "maxOutput": 1000},
+  "rules": [
+    {"match": {"contains": "<conversation>"}, "reply": {"delayMs": 300, "text": "## Goal\nanswer questions"}},
+    {"match": {"lastRole": "user", "contains": "second"}, "reply": {"text": "big", "usage": {"input": 3500, "output": 10}}},
+    {"reply": {"text": "ok", "usage": {"input": 100, "output": 10}}}
+  ]
+}`
+
+// A session never reads idle while the compaction after a run's last reply
+// runs: a client that waits for idle (or settled) finds the compaction
+// entry in the log, and is not refused as busy when it prompts again.
+func TestE2ENeverIdleWhileTheLastReplyIsCompacted(t *testing.T) {
+	u := startUpWith(t, compactAfterReplyScript)
+	if code, out := u.call(t, "POST", "/v1/sessions?wait=applied", `{"id":"k1"}`); code != 200 {
+		t.Fatalf("create = %d %v", code, out)
+	}
+	// Two long first runs: the compaction keeps the newer (the keep-recent
+	// budget) and has the older to summarize.
+	long := strings.Repeat("an earlier question, at length. ", 200)
+	for _, id := range []string{"p0", "p1"} {
+		if code, out := u.call(t, "POST", "/v1/sessions/k1/commands?wait=applied", `{"id":"`+id+`","type":"prompt","text":"`+long+`"}`); code != 200 {
+			t.Fatalf("prompt = %d %v", code, out)
+		}
+		pollUntil(t, "an earlier run settled", func() (bool, string) {
+			_, st := u.call(t, "GET", "/v1/sessions/k1/commands/"+id, "")
+			return st["state"] == "settled", fmt.Sprint(st)
+		})
+	}
+	if code, out := u.call(t, "POST", "/v1/sessions/k1/commands?wait=applied", `{"id":"p2","type":"prompt","text":"second"}`); code != 200 {
+		t.Fatalf("prompt = %d %v", code, out)
+	}
+	var how string
+	pollUntil(t, "the second run settled", func() (bool, string) {
+		_, sum := u.call(t, "GET", "/v1/sessions/k1", "")
+		_, st := u.call(t, "GET", "/v1/sessions/k1/commands/p2", "")
+		msgs, _ := sum["messages"].(float64)
+		switch {
+		case msgs >= 6 && sum["status"] == "idle":
+			how = "the session read idle"
+		case st["state"] == "settled":
+			how = "the prompt read settled"
+		default:
+			return false, fmt.Sprint(sum["status"], " ", st["state"])
+		}
+		return true, how
+	})
+	es := u.entries(t, "k1")
+	last := es[len(es)-1]
+	if last.Type != events.EntryCompaction {
+		t.Fatalf("%s while the log is %s: the compaction after the reply had not landed (%s)", how, describeEntries(es), last.Reason)
+	}
+	if r := es[len(es)-2].Retry; r == nil || r.Code != events.RetryCompaction {
+		t.Fatalf("the reply before the compaction carries mark %+v (log %s)", r, describeEntries(es))
+	}
+	_, st := u.call(t, "GET", "/v1/sessions/k1/commands/p2", "")
+	if m, _ := st["message"].(map[string]any); st["state"] != "settled" || m == nil {
+		t.Fatalf("after the compaction: prompt %v", st)
+	}
+	if code, out := u.call(t, "POST", "/v1/sessions/k1/commands?wait=applied", `{"id":"p3","type":"prompt","text":"third"}`); code != 200 {
+		t.Fatalf("a prompt once idle = %d %v", code, out)
+	}
+}

@@ -36,16 +36,25 @@ const (
 // entry, so no reader of the log ever sees the error without it. The run
 // is not settled until a later assistant message or a turn_interrupted
 // entry.
+//
+// Code RetryCompaction marks instead a reply that succeeded (any stop
+// reason but error and aborted) after which the harness compacts the
+// context at the save point (the context crossed the threshold): it has no
+// attempt, and the run settles on the compaction entry that follows (or a
+// turn_interrupted entry closing a compaction never made), not on the
+// reply itself.
 type RetryMark struct {
-	Attempt int    // 1 for the first retry
+	Attempt int    // 1 for the first retry; 0 for RetryCompaction
 	DelayMs int64  // the back-off; 0 when the retry follows a compaction
-	Code    string // RetryTransient or RetryOverflow
+	Code    string // RetryTransient, RetryOverflow or RetryCompaction
 }
 
 // Codes of a retry mark.
 const (
 	RetryTransient = "transient" // overload, rate limit, 5xx, network: after a back-off
 	RetryOverflow  = "overflow"  // the context overflowed: after a compaction
+	// RetryCompaction: no retry; a compaction follows the reply it marks.
+	RetryCompaction = "compaction"
 )
 
 // PiVersion is the pi session format version Cairn's entries follow.
@@ -179,7 +188,9 @@ func (e *Entry) write(w *jsonx.Writer) {
 		if r := e.Retry; r != nil {
 			w.Key("retry")
 			n := w.Begin()
-			w.Int("attempt", int64(r.Attempt))
+			if r.Code != RetryCompaction {
+				w.Int("attempt", int64(r.Attempt))
+			}
 			w.OptInt("delayMs", r.DelayMs)
 			w.Str("code", r.Code)
 			w.End(n)
@@ -312,7 +323,13 @@ func (e *Entry) decode(data []byte) error {
 		})
 		r.Object("retry", false, func(b []byte, p jsonx.Path) error {
 			rt, err := decodeRetry(b, p)
-			if err == nil && (e.Message == nil || e.Message.StopReason != StopError) {
+			switch {
+			case err != nil:
+			case rt.Code == RetryCompaction:
+				if m := e.Message; m == nil || m.Role != RoleAssistant || m.StopReason == StopError || m.StopReason == StopAborted {
+					err = fieldErr(p.String(), "with code compaction marks only an assistant message that did not stop with an error or abort")
+				}
+			case e.Message == nil || e.Message.StopReason != StopError:
 				err = fieldErr(p.String(), "marks only an assistant message that stopped with an error")
 			}
 			e.Retry = rt
@@ -380,6 +397,12 @@ func decodeRetry(b []byte, p jsonx.Path) (*RetryMark, error) {
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fieldErr(p.String(), "must be an object {attempt, delayMs, code}")
+	}
+	if v.Code == RetryCompaction {
+		if v.Attempt != nil || v.DelayMs != 0 {
+			return nil, fieldErr(p.String(), "with code compaction has no attempt and no delayMs")
+		}
+		return &RetryMark{Code: v.Code}, nil
 	}
 	if v.Attempt == nil || *v.Attempt < 1 {
 		return nil, fieldErr(p.Key("attempt").String(), "is required (1 or more)")

@@ -13,7 +13,19 @@ func TestRetryMarkDecoding(t *testing.T) {
 	if err != nil || e.Retry == nil || *e.Retry != (RetryMark{Attempt: 2, DelayMs: 4000, Code: RetryTransient}) || len(e.Extra) != 0 {
 		t.Fatalf("decoded %+v, %v", e.Retry, err)
 	}
+	const reply = `"message":{"role":"assistant","content":[],"stopReason":"stop"}`
+	e, err = DecodeEntry([]byte(head + reply + `,"retry":{"code":"compaction"}}`))
+	if err != nil || e.Retry == nil || *e.Retry != (RetryMark{Code: RetryCompaction}) {
+		t.Fatalf("compaction mark decoded %+v, %v", e.Retry, err)
+	}
+	if b, _ := e.MarshalJSON(); !strings.Contains(string(b), `"retry":{"code":"compaction"}`) {
+		t.Errorf("compaction mark encoded as %s", b)
+	}
 	for _, c := range []struct{ body, field string }{
+		{errMsg + `,"retry":{"code":"compaction"}}`, "retry"},
+		{`"message":{"role":"assistant","content":[],"stopReason":"aborted"},"retry":{"code":"compaction"}}`, "retry"},
+		{`"message":{"role":"user","content":"hi"},"retry":{"code":"compaction"}}`, "retry"},
+		{reply + `,"retry":{"attempt":1,"code":"compaction"}}`, "retry"},
 		{errMsg + `,"retry":{"delayMs":1,"code":"transient"}}`, "retry.attempt"},
 		{errMsg + `,"retry":{"attempt":1}}`, "retry.code"},
 		{errMsg + `,"retry":"soon"}`, "retry"},

@@ -31,6 +31,36 @@ func TestRunStateRunsThroughARetry(t *testing.T) {
 	}
 }
 
+// A reply with a compaction mark keeps the run running while the harness
+// compacts; the compaction entry settles it with that reply, and a
+// turn_interrupted entry closes a compaction never made.
+func TestRunStateRunsThroughACompactionAfterTheReply(t *testing.T) {
+	msg := func(role string, stop events.StopReason, cid string) events.Entry {
+		return events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: role, StopReason: stop, CommandID: cid}}
+	}
+	reply := msg(events.RoleAssistant, events.StopEnd, "")
+	reply.Retry = &events.RetryMark{Code: events.RetryCompaction}
+	es := []events.Entry{msg(events.RoleUser, "", "p1"), reply,
+		{Type: events.EntryModelChange, Provider: "scripted", ModelID: "y"}}
+	if st := runState(es, "p1"); st.State != stateRunning || st.Message != nil {
+		t.Fatalf("while the compaction runs: %+v", st)
+	}
+	done := append(es[:3:3], events.Entry{Type: events.EntryCompaction, Summary: "s", FirstKeptEntryID: "x"})
+	if st := runState(done, "p1"); st.State != stateSettled || st.Message != reply.Message || st.Interrupted {
+		t.Fatalf("after the compaction: %+v", st)
+	}
+	cut := append(es[:3:3], events.Entry{Type: events.EntryTurnInterrupted, Reason: "crash"})
+	if st := runState(cut, "p1"); st.State != stateSettled || !st.Interrupted {
+		t.Fatalf("after a turn_interrupted: %+v", st)
+	}
+	// A compaction in the middle of a run does not settle it.
+	mid := []events.Entry{msg(events.RoleUser, "", "p2"), msg(events.RoleAssistant, events.StopToolUse, ""),
+		msg(events.RoleToolResult, "", ""), {Type: events.EntryCompaction, Summary: "s", FirstKeptEntryID: "x"}}
+	if st := runState(mid, "p2"); st.State != stateRunning {
+		t.Fatalf("after a compaction mid-run: %+v", st)
+	}
+}
+
 // A refusal where the session has no log is answered like one in the log:
 // 409 with the reason under ?wait=applied, rejected in the command status.
 func TestRefusalWithoutALog(t *testing.T) {

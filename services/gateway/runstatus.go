@@ -108,7 +108,8 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 //
 // An assistant message that stopped with an error and carries a retry mark
 // did not end the run: the harness backs off (or compacts) and calls the
-// model again. A follow-up message is appended right after the
+// model again. A reply with a compaction mark did not end it either: the
+// run settles, with that reply, on the compaction entry that follows. A follow-up message is appended right after the
 // message it follows, so the window in which a run that goes on reads as
 // settled is that short.
 func runState(entries []events.Entry, cid string) commandStatus {
@@ -137,12 +138,23 @@ func runState(entries []events.Entry, cid string) commandStatus {
 		return st
 	}
 	st.State = stateRunning
+	var reply *events.Message // a reply with a compaction mark, its compaction owed
 	for i := at + 1; i < len(entries); i++ {
 		e := &entries[i]
+		if e.Type == events.EntryMessage || e.Type == events.EntryTurnInterrupted {
+			reply = nil // a later message, or a closing entry, ends the wait
+		}
 		switch {
 		case e.Type == events.EntryTurnInterrupted:
 			st.State, st.Message, st.Interrupted = stateSettled, nil, true
+		case e.Type == events.EntryCompaction && reply != nil:
+			st.State, st.Message, st.Interrupted = stateSettled, reply, false
+			reply = nil
 		case e.Type != events.EntryMessage || e.Message == nil:
+		case e.Retry != nil && e.Retry.Code == events.RetryCompaction:
+			// a reply the harness compacts after: settled with the compaction
+			st.State, st.Message, st.Interrupted = stateRunning, nil, false
+			reply = e.Message
 		case e.Retry != nil: // an error the harness retries: the run goes on
 			st.State, st.Message, st.Interrupted = stateRunning, nil, false
 		case e.Message.Role == events.RoleAssistant && e.Message.StopReason != events.StopToolUse:

@@ -38,3 +38,49 @@ func TestACutRetryIsRecovered(t *testing.T) {
 		t.Fatalf("log: %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// A log that ends in a reply with a compaction mark was cut while the
+// harness compacted: the next owner closes the run like a retry never
+// made. With the compaction entry after the reply, the run was settled and
+// nothing is closed.
+func TestACutCompactionIsRecovered(t *testing.T) {
+	p := newPlatform(t)
+	ctx := context.Background()
+	reply := events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleAssistant, StopReason: events.StopEnd, Content: events.TextContent("done")},
+		Retry: &events.RetryMark{Code: events.RetryCompaction}}
+	for _, c := range []struct {
+		sid  string
+		tail []events.Entry
+	}{
+		{"cutc", nil},
+		{"donec", []events.Entry{{Type: events.EntryCompaction, Summary: "earlier talk", FirstKeptEntryID: "u0"}}},
+	} {
+		s, err := session.Create(ctx, p.log, events.Entry{ID: c.sid, Model: "scripted/test", Cwd: c.sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range append([]events.Entry{
+			{Type: events.EntryMessage, ID: "u0", CommandID: "p0", Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("hi"), CommandID: "p0"}},
+			reply,
+		}, c.tail...) {
+			if _, err := s.Append(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p.startOrchestrator("o1")
+	for _, c := range []struct{ sid, want string }{
+		{"cutc", "session message message turn_interrupted message message"},
+		{"donec", "session message message compaction message message"},
+	} {
+		p.send(events.Command{ID: "p1" + c.sid, Type: events.CmdPrompt, SessionID: c.sid, Text: "again"})
+		es := p.waitLog(c.sid, "the prompt after recovery answered", func(es []events.Entry) bool { return named("p1"+c.sid)(es) && lastText(es) == "ok" })
+		var got []string
+		for _, e := range es {
+			got = append(got, e.Type)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s log: %s, want %s", c.sid, strings.Join(got, " "), c.want)
+		}
+	}
+}

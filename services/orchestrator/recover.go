@@ -13,13 +13,21 @@ import (
 // needsRecovery reports whether the log ends in the middle of a turn: its
 // last message is a user message or a tool result (a reply was owed), an
 // assistant message whose tool calls are not all answered, or an error
-// message with a retry mark (the retry was owed).
+// message with a retry mark (the retry was owed), or a reply with a
+// compaction mark no compaction entry follows (the compaction was owed).
 func (a *actor) needsRecovery() bool {
 	_, path, _ := a.st.Path(context.Background())
+	compacted := false
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		if e.Type == events.EntryTurnInterrupted {
 			return false
+		}
+		if e.Type == events.EntryCompaction {
+			compacted = true
+		}
+		if r := e.Retry; r != nil && r.Code == events.RetryCompaction && e.Message != nil {
+			return !compacted || len(unanswered(path[i:])) > 0
 		}
 		if e.Type != events.EntryMessage || e.Message == nil {
 			continue

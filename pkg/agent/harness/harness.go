@@ -86,6 +86,11 @@ type Harness struct {
 		// (retrymark.go).
 		heldError *events.Event
 		retryOpen bool
+		// marked is the reason of the save point compaction a reply's
+		// compaction mark promised ("" for none); compactionOpen: that
+		// compaction is not recorded yet.
+		marked         string
+		compactionOpen bool
 	}
 }
 

@@ -23,6 +23,15 @@ import (
 // aborted) is closed with a turn_interrupted entry carrying the run's
 // error.
 //
+// A reply that succeeded but left the context past the compaction
+// threshold (or silently overflowed it) is followed by a compaction at the
+// save point, and on its own would read as the end of the run too. The
+// harness decides when it records the reply that the compaction follows,
+// and records it with a compaction mark (code events.RetryCompaction): the
+// run settles on the compaction entry. A compaction that fails, or never
+// starts (the run was aborted), is closed with a turn_interrupted entry
+// like a retry never made.
+//
 // The hold is short: the loop asks the harness to recover right after the
 // message (Config.Recover), and any other event of the run records a held
 // message first, unmarked, so the log keeps the order of the events.
@@ -66,8 +75,25 @@ func (h *Harness) recordRetry(f agent.Failure, code string, delay time.Duration)
 	h.recordHeld(&events.RetryMark{Attempt: f.Attempt, DelayMs: delay.Milliseconds(), Code: code})
 }
 
+// compactionMark returns the compaction mark of m when m is a reply the
+// save point compacts after, and notes that the compaction is owed; nil
+// otherwise. Replies that call tools are not marked: their run goes on.
+func (h *Harness) compactionMark(m events.Message) *events.RetryMark {
+	h.run.marked, h.run.compactionOpen = "", false
+	if m.Role != events.RoleAssistant || m.StopReason == events.StopToolUse ||
+		m.StopReason == events.StopError || m.StopReason == events.StopAborted {
+		return nil
+	}
+	if h.run.marked = h.compactionDue(m); h.run.marked == "" {
+		return nil
+	}
+	h.run.compactionOpen = true
+	return &events.RetryMark{Code: events.RetryCompaction}
+}
+
 // closeRetry settles, at the end of a run, a retried error message no
-// message followed; runErr is why the run ended.
+// message followed (or a marked reply no compaction followed); runErr is
+// why the run ended.
 func (h *Harness) closeRetry(runErr error) {
 	h.recordHeld(nil)
 	open := h.run.retryOpen
@@ -76,6 +102,10 @@ func (h *Harness) closeRetry(runErr error) {
 		return
 	}
 	reason := "the run ended before the model was called again"
+	if h.run.compactionOpen {
+		reason = "the compaction after the run's last reply was not recorded"
+	}
+	h.run.compactionOpen = false
 	if runErr != nil {
 		reason += ": " + runErr.Error()
 	}

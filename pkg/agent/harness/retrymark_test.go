@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
 // While the harness backs off, the log already says the run goes on: the
@@ -81,5 +82,62 @@ func TestARetryNeverMadeIsClosed(t *testing.T) {
 	}
 	if last := es[2]; last.Retry != nil || !strings.Contains(last.Message.ErrorMessage, "the compactor is down") {
 		t.Fatalf("closing entry %+v (mark %+v) does not end the run saying why", last.Message, last.Retry)
+	}
+}
+
+// A run's last reply that leaves the context past the threshold is
+// recorded with a compaction mark, before the compaction starts: the log
+// says the run goes on until the compaction entry that follows it. A reply
+// that calls tools is not marked (its run goes on anyway).
+func TestAReplyBeforeACompactionIsMarked(t *testing.T) {
+	var seen []events.Entry // the log as the compactor found it
+	f := newFixture(t, `{"defaults":{"contextWindow":10000},"rules":[
+		{"match":{"lastRole":"user"},"reply":{"toolCalls":[{"id":"t1","name":"t"}],"usage":{"input":100,"output":10}}},
+		{"reply":{"text":"done","usage":{"input":9000,"output":10}}}]}`,
+		harness.Config{ReserveTokens: 2000, Compactor: func(_ context.Context, req harness.CompactRequest) (harness.Compaction, error) {
+			seen = req.Path
+			return harness.Compaction{Summary: "earlier talk", FirstKeptEntryID: req.Path[len(req.Path)-1].ID}, nil
+		}},
+		newTool("t", func(context.Context, tool.Call) (tool.Result, error) { return tool.Text("out"), nil }))
+	if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	es := f.sess.Entries()
+	if got, want := summary(es), "user:hi | assistant::toolUse | toolResult:out | assistant:done:stop | compaction"; got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
+	}
+	if es[1].Retry != nil {
+		t.Errorf("the tool call reply is marked %+v", es[1].Retry)
+	}
+	if r := es[3].Retry; r == nil || *r != (events.RetryMark{Code: events.RetryCompaction}) {
+		t.Fatalf("the last reply is marked %+v, want a compaction mark", r)
+	}
+	if len(seen) == 0 || seen[len(seen)-1].ID != es[3].ID || seen[len(seen)-1].Retry == nil {
+		t.Fatalf("the compactor did not find the marked reply last in the log: %s", summary(seen))
+	}
+	if ev := f.rec.of(events.EvCompactionEnd); len(ev) != 1 || ev[0].Compaction.Reason != "threshold" || ev[0].Compaction.Error != "" {
+		t.Fatalf("compaction events = %+v", ev)
+	}
+}
+
+// A compaction a mark promised that fails is closed with a turn_interrupted
+// entry saying why, like a retry never made.
+func TestACompactionNeverMadeIsClosed(t *testing.T) {
+	f := newFixture(t, `{"defaults":{"contextWindow":10000},"rules":[{"reply":{"text":"done","usage":{"input":9000,"output":10}}}]}`,
+		harness.Config{ReserveTokens: 2000, Compactor: func(context.Context, harness.CompactRequest) (harness.Compaction, error) {
+			return harness.Compaction{}, errors.New("the compactor is down")
+		}})
+	if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	es := f.sess.Entries()
+	if got := summary(es); got != "user:hi | assistant:done:stop | turn_interrupted" {
+		t.Fatalf("session: %s", got)
+	}
+	if r := es[1].Retry; r == nil || r.Code != events.RetryCompaction {
+		t.Fatalf("reply mark %+v", r)
+	}
+	if reason := es[2].Reason; !strings.Contains(reason, "compaction") || !strings.Contains(reason, "the compactor is down") {
+		t.Fatalf("closing reason %q", reason)
 	}
 }

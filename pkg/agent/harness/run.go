@@ -166,11 +166,13 @@ func (h *Harness) onEvent(ev events.Event) {
 		return // recorded once the harness decides whether it retries (retrymark.go)
 	}
 	if ev.Type == events.EvMessageEnd && h.run.writeErr == nil {
-		if err := h.appendMessage(h.run.writeCtx, *ev.Message); err != nil {
+		mark := h.compactionMark(*ev.Message)
+		if err := h.appendMarked(h.run.writeCtx, *ev.Message, mark); err != nil {
 			h.run.writeErr = err
 			h.run.cancel(err)
 		} else if ev.Message.Role == events.RoleAssistant {
-			h.run.retryOpen = false // the retried call answered
+			// the retried call answered; a compaction mark opens anew
+			h.run.retryOpen = mark != nil
 		}
 	}
 	if ev.Type == events.EvAgentEnd {
@@ -195,7 +197,12 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 		h.run.cancel(err)
 	}
 	var next agent.NextTurn
-	if reason := h.compactionDue(t.Message); reason != "" && ctx.Err() == nil {
+	reason := h.compactionDue(t.Message)
+	if h.run.marked != "" {
+		reason = h.run.marked // the reply's mark promised this compaction
+	}
+	h.run.marked = ""
+	if reason != "" && ctx.Err() == nil {
 		if reason == "overflow" {
 			h.run.compacted = true // this overflow's one compaction
 		}
@@ -205,7 +212,10 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 		if err != nil {
 			// the run goes on; an overflow, if it comes, is handled then
 			h.log.Warn("compaction at the save point failed", "session", h.cfg.SessionID, "reason", reason, "err", err)
+			h.closeRetry(err)
 		} else {
+			// the compaction entry settles the marked reply
+			h.run.retryOpen, h.run.compactionOpen = false, false
 			next.Messages = msgs
 		}
 	}

@@ -67,10 +67,16 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 	case events.EntrySessionInfo:
 		s.Name = e.Name
 	case events.EntryTurnInterrupted:
-		s.Status = StatusIdle
+		s.Status, s.awaitCompaction = StatusIdle, false
 		return w.interrupt(s, e.Timestamp, ms)
+	case events.EntryCompaction:
+		// the compaction a reply's mark said follows it: the run settles
+		if s.awaitCompaction {
+			s.Status, s.awaitCompaction = StatusIdle, false
+		}
 	case events.EntryMessage:
 		s.Messages++
+		s.awaitCompaction = false
 		return w.message(s, seq, e)
 	}
 	return nil
@@ -123,8 +129,12 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 			if e.Retry != nil {
 				s.Status = StatusRunning
 			}
-		default: // stop, length, error
+		default: // stop, length
 			s.Status = StatusIdle
+			if e.Retry != nil && e.Retry.Code == events.RetryCompaction {
+				// a compaction follows the reply: the run settles on its entry
+				s.Status, s.awaitCompaction = StatusRunning, true
+			}
 		}
 	}
 	return nil

@@ -56,6 +56,17 @@ type Summary struct {
 	Pending []string `json:"pendingToolCalls,omitempty"`
 
 	activityMs int64 // last activity in Unix ms, the index key's time
+	// awaitCompaction: the run's last reply carries a compaction mark and
+	// the compaction entry that settles it has not come yet. Stored with
+	// the summary (storedSummary), not part of the API's answer.
+	awaitCompaction bool
+}
+
+// storedSummary is a Summary as the store keeps it: with the state of the
+// status rules the API does not show.
+type storedSummary struct {
+	*Summary
+	AwaitCompaction bool `json:"awaitCompaction,omitempty"`
 }
 
 // Node is one entry of a session tree. It is not stored: Tree derives it

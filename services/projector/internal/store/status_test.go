@@ -68,6 +68,19 @@ func TestStatusStaysRunningThroughRetries(t *testing.T) {
 		{user("big"), StatusRunning},
 		{assistant(events.StopError, "", &events.RetryMark{Attempt: 1, Code: events.RetryOverflow}), StatusRunning},
 		{events.Entry{Type: events.EntryTurnInterrupted, Reason: "the run ended before the model was called again"}, StatusIdle},
+		// a threshold compaction after the run's last reply: running until
+		// its entry (a model change held meanwhile does not settle it)
+		{user("long"), StatusRunning},
+		{assistant(events.StopEnd, "done", &events.RetryMark{Code: events.RetryCompaction}), StatusRunning},
+		{events.Entry{Type: events.EntryModelChange, Provider: "scripted", ModelID: "y"}, StatusRunning},
+		{events.Entry{Type: events.EntryCompaction, Summary: "earlier talk", FirstKeptEntryID: "t1"}, StatusIdle},
+		// a compaction in the middle of a run does not settle it
+		{user("tools"), StatusRunning},
+		{assistant(events.StopToolUse, "", nil), StatusRunning},
+		{events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleToolResult, ToolCallID: "c1", ToolName: "t", Content: events.TextContent("out")}}, StatusRunning},
+		{events.Entry{Type: events.EntryCompaction, Summary: "earlier talk", FirstKeptEntryID: "t1"}, StatusRunning},
+		{assistant(events.StopLength, "cut", &events.RetryMark{Code: events.RetryCompaction}), StatusRunning},
+		{events.Entry{Type: events.EntryTurnInterrupted, Reason: "the compaction after the run's last reply was not recorded"}, StatusIdle},
 	}
 	for i, s := range steps {
 		add(s.entry)

@@ -223,7 +223,7 @@ func (w *Writer) Sync() error {
 // it.
 func (w *Writer) prepare() error {
 	for _, st := range w.sums {
-		if err := w.setJSON(sessionKey(st.s.ID), st.s); err != nil {
+		if err := w.setJSON(sessionKey(st.s.ID), storedSummary{st.s, st.s.awaitCompaction}); err != nil {
 			return err
 		}
 		idx := activityKey(st.s.activityMs, st.s.ID)
@@ -318,11 +318,13 @@ func (w *Writer) summary(sid string) (*sumState, error) {
 		return st, nil
 	}
 	st := &sumState{s: &Summary{}}
-	found, err := w.getJSON(sessionKey(sid), st.s)
+	stored := storedSummary{Summary: st.s}
+	found, err := w.getJSON(sessionKey(sid), &stored)
 	if err != nil {
 		return nil, err
 	}
 	if found {
+		st.s.awaitCompaction = stored.AwaitCompaction
 		st.s.activityMs = parseMs(st.s.LastActivity)
 		st.origIdx = activityKey(st.s.activityMs, sid)
 	} else {
