@@ -142,21 +142,7 @@ func TestE2ENeverIdleWhileARetryBacksOff(t *testing.T) {
 	// A client's wait for the end of the run: the read model says idle, or
 	// the command status says settled. Whichever it sees first, the log
 	// must then hold the reply after the retry.
-	var how string
-	pollUntil(t, "the run settled", func() (bool, string) {
-		_, sum := u.call(t, "GET", "/v1/sessions/r1", "")
-		_, st := u.call(t, "GET", "/v1/sessions/r1/commands/p1", "")
-		msgs, _ := sum["messages"].(float64)
-		switch {
-		case msgs >= 1 && sum["status"] == "idle":
-			how = "the session read idle"
-		case st["state"] == "settled":
-			how = "the prompt read settled"
-		default:
-			return false, fmt.Sprint(sum["status"], " ", st["state"])
-		}
-		return true, how
-	})
+	how := waitRunEnd(t, u, "r1", "p1", 1)
 	es := u.entries(t, "r1")
 	if m := lastAssistant(es); m == nil || m.StopReason != events.StopEnd || m.Content.Text() != "ok" {
 		t.Fatalf("%s while the log is %s: a client waiting for idle took the error as the end", how, describeEntries(es))
@@ -294,21 +280,7 @@ func TestE2ENeverIdleWhileTheLastReplyIsCompacted(t *testing.T) {
 	if code, out := u.call(t, "POST", "/v1/sessions/k1/commands?wait=applied", `{"id":"p2","type":"prompt","text":"second"}`); code != 200 {
 		t.Fatalf("prompt = %d %v", code, out)
 	}
-	var how string
-	pollUntil(t, "the second run settled", func() (bool, string) {
-		_, sum := u.call(t, "GET", "/v1/sessions/k1", "")
-		_, st := u.call(t, "GET", "/v1/sessions/k1/commands/p2", "")
-		msgs, _ := sum["messages"].(float64)
-		switch {
-		case msgs >= 6 && sum["status"] == "idle":
-			how = "the session read idle"
-		case st["state"] == "settled":
-			how = "the prompt read settled"
-		default:
-			return false, fmt.Sprint(sum["status"], " ", st["state"])
-		}
-		return true, how
-	})
+	how := waitRunEnd(t, u, "k1", "p2", 6)
 	es := u.entries(t, "k1")
 	last := es[len(es)-1]
 	if last.Type != events.EntryCompaction {
@@ -324,4 +296,28 @@ func TestE2ENeverIdleWhileTheLastReplyIsCompacted(t *testing.T) {
 	if code, out := u.call(t, "POST", "/v1/sessions/k1/commands?wait=applied", `{"id":"p3","type":"prompt","text":"third"}`); code != 200 {
 		t.Fatalf("a prompt once idle = %d %v", code, out)
 	}
+}
+
+// waitRunEnd waits as a client waits for the end of command cid's run in
+// session sid: until the read model says idle (with at least minMessages
+// messages, so the session's creation alone does not count) or the command
+// status says settled, and says which it saw first.
+func waitRunEnd(t *testing.T, u *upProcess, sid, cid string, minMessages float64) string {
+	t.Helper()
+	var how string
+	pollUntil(t, "the run of "+cid+" settled", func() (bool, string) {
+		_, sum := u.call(t, "GET", "/v1/sessions/"+sid, "")
+		_, st := u.call(t, "GET", "/v1/sessions/"+sid+"/commands/"+cid, "")
+		msgs, _ := sum["messages"].(float64)
+		switch {
+		case msgs >= minMessages && sum["status"] == "idle":
+			how = "the session read idle"
+		case st["state"] == "settled":
+			how = "the prompt read settled"
+		default:
+			return false, fmt.Sprint(sum["status"], " ", st["state"])
+		}
+		return true, how
+	})
+	return how
 }
