@@ -32,19 +32,18 @@
 //
 // # Diagram
 //
-//	                  loaded                    shrink
-//	  loading ───────────────────────▶ idle ─────────────────▶ shrunk
-//	     │                            ▲ ▲ │ ◀───────────────────┘
-//	     │                            │ │ │        restored
-//	     │ recover          returned  │ │ │ start a run
-//	     │                            │ │ ▼
-//	     └──────────────────────▶ running ───────────────────▶ settling
-//	                                ╎   │ returned   agent_end or abort
-//	                       (waiting, reserved)          │
-//	                                    └───────────────┴─▶ idle
+//	          loaded                shrink
+//	loading ─────────────▶ idle ───────────────▶ shrunk
+//	   │                  │ ▲ ▲ ◀───────────────┘
+//	   │         start a  │ │ │      restored
+//	   │ recover     run  │ │ └─────────────────┐
+//	   │                  ▼ │ returned          │ returned
+//	   └─────────────▶ running ──────────────▶ settling
+//	                      ╎   agent_end, abort
+//	                  (waiting: reserved)
 //
-//	  loading, idle, shrunk, running, settling ──▶ handing over ──▶ evicted
-//	  loading, idle, shrunk, running, settling ──────────────────▶ evicted
+//	loading, idle, shrunk, running, settling ──▶ handing over ──▶ evicted
+//	loading, idle, shrunk, running, settling ──────────────────▶ evicted
 //
 // # Transitions
 //
