@@ -200,3 +200,28 @@ func TestDocMatchesTable(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSettle is what agent_end costs the run goroutine: one move
+// running → settling (before the machine, one atomic.Bool store).
+func BenchmarkSettle(b *testing.B) {
+	var m Machine
+	for b.Loop() {
+		m.s.Store(int32(Running))
+		if _, err := m.Move(Running, Settling); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkState is what reading the state costs (the actor reads it
+// where it read its flags).
+func BenchmarkState(b *testing.B) {
+	var m Machine
+	n := 0
+	for b.Loop() {
+		if m.State().Busy() {
+			n++
+		}
+	}
+	_ = n
+}
