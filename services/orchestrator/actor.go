@@ -13,12 +13,15 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
 
 // actor owns one session: one goroutine reads its mailbox and drives its
 // harness; a run (a prompt, a navigation, a recovery) goes on in a second
 // goroutine while the mailbox keeps being read, so steering, follow-ups and
-// aborts reach a running agent.
+// aborts reach a running agent. Where it is in its life is one state
+// (package lifecycle, whose doc draws the diagram), changed only by to and
+// move.
 type actor struct {
 	sid  string
 	o    *Orchestrator
@@ -31,26 +34,25 @@ type actor struct {
 	retries int
 	mu      struct {
 		sync.Mutex
-		box     []item
-		stopped bool // the actor left; route must start a new one
+		box []item
 	}
+	// state is the actor's lifecycle. The actor goroutine makes every
+	// move but running → settling, which the run goroutine makes when it
+	// publishes agent_end; the move to evicted is made under mu, so that
+	// enqueue never adds to the mailbox of an actor that left.
+	state lifecycle.Machine
 
 	// Owned by the actor goroutine.
 	st       *store
-	h        *harness.Harness
+	h        *harness.Harness // nil while a recovery runs, and while shrunk
 	waits    *waiters
 	tools    map[string]*remoteTool
-	running  bool
-	aborting bool // the actor aborted the run; it is ending
-	shrunk   bool // the session is shrunk and the harness dropped (shrink.go)
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
 	snapAt   int              // records in the session at its last snapshot
 	eventSeq atomic.Uint64
-	// settled is set when the run's agent_end goes out: the run is
-	// returning, and a command that came upon that event waits for it.
-	settled atomic.Bool
-	// mark is the last running mark written (marks.go).
+	// mark is the last running mark written (marks.go): what the
+	// checkpoints bucket was asked to hold, not the actor's state.
 	mark atomic.Pointer[markState]
 
 	cmds struct {
@@ -81,13 +83,13 @@ func newActor(o *Orchestrator, p *partition, sid string) *actor {
 	return a
 }
 
-// enqueue adds it to the mailbox; false if the actor has stopped. A tool
+// enqueue adds it to the mailbox; false if the actor was evicted. A tool
 // result goes straight to the call waiting for it (waiters is safe for
 // concurrent use): waking the actor goroutine only to pass it on would
 // add a hop to every tool call.
 func (a *actor) enqueue(it item) bool {
 	a.mu.Lock()
-	if a.mu.stopped {
+	if a.state.State() == lifecycle.Evicted {
 		a.mu.Unlock()
 		return false
 	}
@@ -105,17 +107,6 @@ func (a *actor) enqueue(it item) bool {
 	return true
 }
 
-// stopIfIdle marks the actor stopped when its mailbox is empty.
-func (a *actor) stopIfIdle() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.mu.box) > 0 {
-		return false
-	}
-	a.mu.stopped = true
-	return true
-}
-
 func (a *actor) take() []item {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -127,16 +118,16 @@ func (a *actor) take() []item {
 // run is the actor goroutine.
 func (a *actor) run(ctx context.Context) {
 	defer a.part.remove(a)
-	defer a.unshrunk()
 	if !a.pace(ctx) {
-		a.mu.Lock()
-		a.mu.stopped = true
-		a.mu.Unlock()
+		a.evict()
 		return
 	}
 	if err := a.load(ctx); err != nil && !errors.Is(err, session.ErrNotFound) {
 		a.handOver(nil, "cannot load the session", err)
 		return
+	}
+	if a.is(lifecycle.Loading) { // loaded, or no log yet; a recovery made it running
+		a.to(lifecycle.Idle)
 	}
 	idle := time.NewTimer(a.o.cfg.IdleTimeout)
 	defer idle.Stop()
@@ -153,7 +144,7 @@ func (a *actor) run(ctx context.Context) {
 				evict = evict || it.evict
 				return it.evict
 			})
-			if a.shrunk && len(items) > 0 {
+			if a.is(lifecycle.Shrunk) && len(items) > 0 {
 				if err := a.restore(ctx); err != nil {
 					a.handOver(items, "cannot restore the shrunk session", err)
 					return
@@ -162,7 +153,7 @@ func (a *actor) run(ctx context.Context) {
 			for _, it := range items {
 				a.handle(ctx, it)
 			}
-			if evict && !a.running && a.stopIfIdle() {
+			if evict && !a.busy() && a.evictIfEmpty() {
 				return
 			}
 		case <-shrink.C:
@@ -171,11 +162,11 @@ func (a *actor) run(ctx context.Context) {
 		case err := <-a.runDone:
 			a.afterRun(ctx, err)
 		case <-idle.C:
-			if !a.running && a.stopIfIdle() {
+			if !a.busy() && a.evictIfEmpty() {
 				return
 			}
 		case <-ctx.Done():
-			if a.running {
+			if a.busy() {
 				if a.h != nil {
 					a.h.Abort()
 				}
@@ -183,9 +174,7 @@ func (a *actor) run(ctx context.Context) {
 					a.log.Debug("run aborted at shutdown", "err", err)
 				}
 			}
-			a.mu.Lock()
-			a.mu.stopped = true
-			a.mu.Unlock()
+			a.evict()
 			return
 		}
 		if st := a.st; st != nil && st.lost() {
@@ -262,9 +251,7 @@ func (a *actor) finish(commandID string) {
 
 // startRun runs f on the run goroutine.
 func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
-	a.running = true
-	a.aborting = false
-	a.settled.Store(false)
+	a.to(lifecycle.Running)
 	a.setMark()
 	a.part.wg.Add(1)
 	go func() {
@@ -294,7 +281,7 @@ func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
 }
 
 func (a *actor) afterRun(ctx context.Context, err error) {
-	a.running = false
+	a.to(lifecycle.Idle)
 	if a.st != nil && a.st.lost() {
 		// Another writer has the session (the run loop hands it over next).
 		// Its running mark stays: the mark is the session's, not this
@@ -346,7 +333,7 @@ func (a *actor) handle(ctx context.Context, it item) {
 	case it.result != nil:
 		a.waits.deliver(*it.result)
 	case it.cmd != nil:
-		if a.running && (a.settled.Load() || a.aborting) {
+		if a.is(lifecycle.Settling) {
 			// The run published its agent_end and is returning, or was
 			// aborted and is ending: a client that sent this command upon
 			// that event, or after the abort was recorded, must find the
@@ -381,7 +368,7 @@ func (a *actor) handle(ctx context.Context, it item) {
 func (a *actor) publish(ev events.Event) {
 	a.o.metrics.agent.observe(a.sid, &ev)
 	if ev.Type == events.EvAgentEnd {
-		a.settled.Store(true)
+		a.move(lifecycle.Running, lifecycle.Settling)
 	}
 	ev.SessionID = a.sid
 	ev.Seq = a.eventSeq.Add(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/workspace"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -58,7 +59,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 	case events.CmdSteer, events.CmdFollowUp:
 		msg := userMessage(cmd)
 		switch {
-		case !a.running:
+		case !a.busy():
 			a.startPrompt(ctx, msg)
 		case cmd.Type == events.CmdSteer:
 			a.h.Steer(msg)
@@ -66,7 +67,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 			a.h.FollowUp(msg)
 		}
 	case events.CmdAbort:
-		if !a.running {
+		if !a.busy() {
 			a.reject(ctx, cmd, codeIdle, "nothing to abort: the session is idle")
 			return
 		}
@@ -121,7 +122,7 @@ func (a *actor) write(ctx context.Context, cmd events.Command, stampKind string,
 func (a *actor) prompt(ctx context.Context, c intake.Command) {
 	cmd := c.Cmd
 	msg := userMessage(cmd)
-	if !a.running {
+	if !a.busy() {
 		a.startPrompt(ctx, msg)
 		return
 	}
@@ -142,7 +143,7 @@ func (a *actor) prompt(ctx context.Context, c intake.Command) {
 // delivered, so that a replay after a crash does not bring it back.
 func (a *actor) abort(ctx context.Context) {
 	cleared := a.h.Abort()
-	a.aborting = a.running
+	a.move(lifecycle.Running, lifecycle.Settling)
 	for _, m := range append(cleared.Steering, cleared.FollowUp...) {
 		if m.CommandID != "" {
 			a.reject(ctx, events.Command{ID: m.CommandID}, codeCleared, "the session was aborted before this message was delivered")
@@ -154,7 +155,7 @@ func (a *actor) abort(ctx context.Context) {
 // the active leaf writes nothing and is recorded as applied with no effect
 // (outcomes.go).
 func (a *actor) navigate(ctx context.Context, cmd events.Command) {
-	if a.running {
+	if a.busy() {
 		a.reject(ctx, cmd, codeBusy, "the session is running; navigate needs it idle")
 		return
 	}
@@ -189,7 +190,7 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 
 // compact runs a manual compaction; the compaction entry names the command.
 func (a *actor) compact(ctx context.Context, cmd events.Command) {
-	if a.running {
+	if a.busy() {
 		a.reject(ctx, cmd, codeBusy, "the session is running; compact needs it idle")
 		return
 	}

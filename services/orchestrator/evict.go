@@ -1,5 +1,7 @@
 package orchestrator
 
+import "github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
+
 // EvictIdle asks every resident session that is idle to leave memory now,
 // as its IdleTimeout would make it; a running session stays. It returns how
 // many sessions were asked. An evicted session comes back from the log at
@@ -21,10 +23,15 @@ func (o *Orchestrator) EvictIdle() int {
 }
 
 // Resident returns how many sessions are in memory and how many of them are
-// shrunk (idle, held as their stored records only).
+// shrunk (idle, held as their stored records only), as their actors' states
+// say.
 func (o *Orchestrator) Resident() (sessions, shrunk int) {
 	o.mu.Lock()
-	sessions = len(o.mu.actors)
-	o.mu.Unlock()
-	return sessions, int(o.metrics.shrunkN.Load())
+	defer o.mu.Unlock()
+	for _, a := range o.mu.actors {
+		if a.is(lifecycle.Shrunk) {
+			shrunk++
+		}
+	}
+	return len(o.mu.actors), shrunk
 }

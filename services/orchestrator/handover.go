@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
 
 // An actor that can no longer serve its session — another writer appended
@@ -36,16 +37,16 @@ func handoverWait(retries int) time.Duration {
 }
 
 // handOver stops the actor and passes its unfinished commands, and the
-// items it took from its mailbox but did not handle, to a new actor.
+// items it took from its mailbox but did not handle, to a new actor:
+// handing over, then evicted once its mailbox is taken.
 func (a *actor) handOver(taken []item, why string, err error) {
-	if a.running {
+	if a.to(lifecycle.HandingOver).Busy() {
 		if a.h != nil { // nil while recovery runs
 			a.h.Abort()
 		}
 		if err := <-a.runDone; err != nil {
 			a.log.Debug("run aborted for a handover", "err", err)
 		}
-		a.running = false
 	}
 	a.deferred = nil // still pending: carried below
 	p, o := a.part, a.o
@@ -55,7 +56,7 @@ func (a *actor) handOver(taken []item, why string, err error) {
 	// and the new actor's start: a command routed meanwhile goes to the new
 	// actor, after the carried ones, in stream order.
 	a.mu.Lock()
-	a.mu.stopped = true
+	a.to(lifecycle.Evicted)
 	taken = append(taken, a.mu.box...)
 	a.mu.box = nil
 	a.mu.Unlock()

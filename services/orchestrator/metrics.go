@@ -1,8 +1,6 @@
 package orchestrator
 
 import (
-	"sync/atomic"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -14,15 +12,13 @@ type metrics struct {
 	recoveries      prometheus.Counter
 	handovers       prometheus.Counter
 	resident        prometheus.Gauge
-	shrunk          prometheus.Gauge
-	shrunkN         *atomic.Int64 // what shrunk shows, for Resident
+	shrunk          prometheus.Gauge // moved by the actors' moves in and out of shrunk
 	partitions      prometheus.Gauge
 	agent           *agentMetrics // agent, LLM, tool and append metrics
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	m := metrics{
-		shrunkN: new(atomic.Int64),
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_total",
 			Help: "Commands taken from the stream, by type."}, []string{"type"}),
 		commandsApplied: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_orchestrator_commands_applied_total",

@@ -99,7 +99,7 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 	}
 	prov := scripted.New(sc)
 	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: time.Second,
-		Models: scriptedModels{prov}, DefaultModel: "scripted/test"})
+		Models: scriptedModels{prov}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(p.t)})
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
 
 // An idle session shrinks: ShrinkAfter after it settles, its actor drops the
@@ -17,9 +18,10 @@ import (
 // from the session. A shrunk session is still resident: it appends with its
 // expected sequence and parent digest as before, with no read of the log.
 
-// shrink drops what an idle session can rebuild, if nothing would be lost.
+// shrink drops what an idle session can rebuild, if nothing would be lost:
+// idle → shrunk.
 func (a *actor) shrink() {
-	if a.shrunk || a.running || a.st == nil || a.h == nil || len(a.deferred) > 0 || !a.h.Disposable() {
+	if !a.is(lifecycle.Idle) || a.st == nil || a.h == nil || len(a.deferred) > 0 || !a.h.Disposable() {
 		return
 	}
 	a.cmds.Lock()
@@ -34,14 +36,12 @@ func (a *actor) shrink() {
 	a.cmds.applied = map[string]bool{} // rebuilt by restore
 	a.cmds.Unlock()
 	a.h = nil
-	a.shrunk = true
-	a.o.metrics.shrunk.Inc()
-	a.o.metrics.shrunkN.Add(1)
+	a.to(lifecycle.Shrunk)
 }
 
-// restore undoes shrink before the actor handles a command.
+// restore undoes shrink before the actor handles a command: shrunk → idle.
 func (a *actor) restore(ctx context.Context) error {
-	if !a.shrunk {
+	if !a.is(lifecycle.Shrunk) {
 		return nil
 	}
 	var entries []events.Entry
@@ -60,24 +60,13 @@ func (a *actor) restore(ctx context.Context) error {
 	if err := a.newHarness(ctx); err != nil {
 		return err
 	}
-	a.shrunk = false
-	a.o.metrics.shrunk.Dec()
-	a.o.metrics.shrunkN.Add(-1)
+	a.to(lifecycle.Idle)
 	return nil
-}
-
-// unshrunk counts a shrunk actor that leaves as not shrunk any more.
-func (a *actor) unshrunk() {
-	if a.shrunk {
-		a.shrunk = false
-		a.o.metrics.shrunk.Dec()
-		a.o.metrics.shrunkN.Add(-1)
-	}
 }
 
 // armShrink starts the countdown to shrinking an idle session.
 func (a *actor) armShrink(t *time.Timer) {
-	if d := a.o.cfg.ShrinkAfter; d > 0 && !a.shrunk && !a.running && a.h != nil {
+	if d := a.o.cfg.ShrinkAfter; d > 0 && a.is(lifecycle.Idle) && a.h != nil {
 		t.Reset(d)
 	}
 }

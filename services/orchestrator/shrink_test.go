@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/session"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // recording is a provider that keeps the messages of every request.
@@ -57,7 +58,8 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 	}
 	rec := &recording{Provider: scripted.New(sc)}
 	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: time.Second,
-		ShrinkAfter: time.Millisecond, Models: recordingModels{rec}, DefaultModel: "scripted/test"})
+		ShrinkAfter: time.Millisecond, Models: recordingModels{rec}, DefaultModel: "scripted/test",
+		Logger: failOnRefusedMove(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +108,16 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 	check("p2")
 
 	waitFor("shrunk again", func() bool { _, s := o.Resident(); return s == 1 })
+	if g := testutil.ToFloat64(o.metrics.shrunk); g != 1 {
+		t.Fatalf("shrunk gauge %v with one shrunk session", g)
+	}
 	if n := o.EvictIdle(); n != 1 {
 		t.Fatalf("EvictIdle asked %d sessions, want 1", n)
 	}
 	waitFor("the session leaves memory", func() bool { n, s := o.Resident(); return n == 0 && s == 0 })
+	if g := testutil.ToFloat64(o.metrics.shrunk); g != 0 {
+		t.Fatalf("shrunk gauge %v once the shrunk session was evicted", g)
+	}
 	check("p3")
 }
 

@@ -11,14 +11,18 @@ import (
 )
 
 // store is a session's log as its harness sees it (harness.Session). It
-// gives every entry a deterministic id, so an append retried after a lost
+// is the one owner of entry ids: it gives every entry appended without an
+// id a deterministic one, so an append retried after a lost
 // acknowledgement is a no-op, and names the command each entry applies.
+// The harness and the actor append without ids; an id given is kept, never
+// rewritten.
 //
-// Entry ids: the user message of a command is DeriveID("cmd", commandID);
-// any other entry of a command DeriveID("cmd", commandID, type); a tool result
-// DeriveID("result", assistantID, toolCallID); anything else
-// DeriveID(sid, last sequence, type), which a retry computes again because
-// the expected sequence has not moved.
+// Entry ids: the user message of a command is DeriveID("cmd", commandID,
+// "user"); any other entry of a command DeriveID("cmd", commandID, type); a
+// tool result DeriveID("result", assistantID, toolCallID), the assistant
+// entry that made the call last (a model may reuse a call id); anything
+// else DeriveID(sid, last sequence, type), which a retry computes again
+// because the expected sequence has not moved.
 //
 // Entries the harness writes for a command without knowing it (a
 // model_change for set_model, the aborted reply of an abort...) are named
@@ -92,11 +96,7 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 			e.CommandID, st.mu.stamps[k] = q[0], q[1:]
 		}
 	}
-	if e.ID == "" || isToolResult(&e) {
-		// A tool result's id is derived from its call's assistant entry
-		// too: the harness's (from the call id alone) would make the
-		// result of a reused call id a "duplicate" of the earlier one,
-		// and the result would be lost.
+	if e.ID == "" {
 		e.ID = st.deriveIDLocked(&e)
 	}
 	if e.V == 0 {
@@ -133,7 +133,7 @@ func (st *store) deriveIDLocked(e *events.Entry) string {
 		m := e.Message
 		switch {
 		case m.Role == events.RoleUser && e.CommandID != "":
-			return events.DeriveID("cmd", e.CommandID)
+			return events.DeriveID("cmd", e.CommandID, "user")
 		case m.Role == events.RoleToolResult && m.ToolCallID != "":
 			return events.DeriveID("result", st.mu.calls[m.ToolCallID], m.ToolCallID)
 		}
@@ -142,10 +142,6 @@ func (st *store) deriveIDLocked(e *events.Entry) string {
 		return events.DeriveID("cmd", e.CommandID, e.Type)
 	}
 	return events.DeriveID(st.sid, strconv.FormatUint(st.mu.s.LastSeq(), 10), e.Type)
-}
-
-func isToolResult(e *events.Entry) bool {
-	return e.Type == events.EntryMessage && e.Message != nil && e.Message.Role == events.RoleToolResult && e.Message.ToolCallID != ""
 }
 
 func (st *store) noteCallsLocked(e *events.Entry) {

@@ -13,8 +13,8 @@ import (
 )
 
 // TestStoreReusedCallID: a model that reuses a tool call id in a session
-// gets both results recorded, even when the harness ids them by the call id
-// alone (DeriveID("tool", id)), as it does.
+// gets both results recorded: their ids are derived from the assistant
+// entry that made each call, not from the call id alone.
 func TestStoreReusedCallID(t *testing.T) {
 	srv := natstest.RunServer(t)
 	_, js := natstest.JetStream(t, srv.Server)
@@ -37,7 +37,7 @@ func TestStoreReusedCallID(t *testing.T) {
 		}
 		res := events.Message{Role: events.RoleToolResult, ToolCallID: "call_1_0", ToolName: "ls",
 			Content: events.Content{Blocks: []events.Block{{Type: events.BlockText, Text: "ok"}}}}
-		stored, err := st.Append(ctx, events.Entry{Type: events.EntryMessage, ID: events.DeriveID("tool", "call_1_0"), Message: &res})
+		stored, err := st.Append(ctx, events.Entry{Type: events.EntryMessage, Message: &res})
 		if err != nil {
 			t.Fatalf("turn %d: result: %v", turn, err)
 		}
@@ -72,4 +72,50 @@ func TestStoreIsAHarnessSession(t *testing.T) {
 		}
 		return newStore(s, nil)
 	})
+}
+
+// TestStoreOwnsEntryIDs: the store derives each id as its doc says, from
+// what caused the entry, and keeps an id it is given.
+func TestStoreOwnsEntryIDs(t *testing.T) {
+	ctx := context.Background()
+	s, err := session.Create(ctx, session.NewMemLog(0, nil), events.Entry{ID: "ids", Model: "scripted/demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStore(s, nil)
+	appendE := func(e events.Entry) events.Entry {
+		t.Helper()
+		stored, err := st.Append(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stored
+	}
+	prompt := appendE(events.Entry{Type: events.EntryMessage, CommandID: "c1",
+		Message: &events.Message{Role: events.RoleUser, CommandID: "c1", Content: events.TextContent("hi")}})
+	if want := events.DeriveID("cmd", "c1", "user"); prompt.ID != want {
+		t.Errorf("user message of c1: id %s, want DeriveID(cmd, c1, user) %s", prompt.ID, want)
+	}
+	seq := s.LastSeq()
+	call := appendE(events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleAssistant,
+		Provider: "scripted", Model: "demo", API: "scripted", StopReason: events.StopToolUse, Usage: &events.Usage{},
+		Content: events.Content{Blocks: []events.Block{{Type: events.BlockToolCall, ID: "t1", Name: "ls", Arguments: []byte("{}")}}}}})
+	if want := events.DeriveID("ids", fmt.Sprint(seq), events.EntryMessage); call.ID != want {
+		t.Errorf("assistant message: id %s, want DeriveID(sid, %d, message) %s", call.ID, seq, want)
+	}
+	result := appendE(events.Entry{Type: events.EntryMessage, Message: &events.Message{Role: events.RoleToolResult,
+		ToolCallID: "t1", ToolName: "ls", Content: events.TextContent("a.go")}})
+	if want := events.DeriveID("result", call.ID, "t1"); result.ID != want {
+		t.Errorf("tool result: id %s, want DeriveID(result, %s, t1) %s", result.ID, call.ID, want)
+	}
+	st.stamp(events.EntryModelChange, "c2")
+	change := appendE(events.Entry{Type: events.EntryModelChange, Provider: "scripted", ModelID: "other"})
+	if want := events.DeriveID("cmd", "c2", events.EntryModelChange); change.ID != want || change.CommandID != "c2" {
+		t.Errorf("model_change of c2: id %s command %q, want DeriveID(cmd, c2, model_change) %s", change.ID, change.CommandID, want)
+	}
+	given := appendE(events.Entry{Type: events.EntryMessage, ID: "given-1", Message: &events.Message{Role: events.RoleToolResult,
+		ToolCallID: "t1", ToolName: "ls", Content: events.TextContent("again")}})
+	if given.ID != "given-1" {
+		t.Errorf("an entry given id given-1 was stored as %s: the store rewrote it", given.ID)
+	}
 }

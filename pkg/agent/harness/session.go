@@ -11,9 +11,12 @@ import (
 // implement it.
 type Session interface {
 	// Append appends e after the active leaf and returns it as stored. The
-	// session fills ID (when empty), ParentID and Timestamp. An entry whose
-	// ID is already in the session is not appended again (retried appends
-	// are no-ops). A `leaf` entry moves the active leaf to its TargetID.
+	// session fills ParentID and Timestamp, and ID when empty: the harness
+	// leaves every ID empty, entry ids are the session's (the
+	// orchestrator's derives them from their causes, so that a retried
+	// append is recognised). An entry whose ID is already in the session is
+	// not appended again (retried appends are no-ops). A `leaf` entry
+	// moves the active leaf to its TargetID.
 	Append(ctx context.Context, e events.Entry) (events.Entry, error)
 	// Path returns the session's `session` header (nil when it has none)
 	// and the entries from the root to the active leaf: what the context of

@@ -141,13 +141,8 @@ func (h *Harness) appendMessage(ctx context.Context, m events.Message) error {
 // appendMarked records a message, with the retry mark of an error message
 // the harness retries (retrymark.go).
 func (h *Harness) appendMarked(ctx context.Context, m events.Message, retry *events.RetryMark) error {
+	// No ID: entry ids are the session's to give (Session.Append).
 	e := events.Entry{Type: events.EntryMessage, Message: &m, CommandID: m.CommandID, Retry: retry}
-	switch {
-	case m.Role == events.RoleUser && m.CommandID != "":
-		e.ID = events.DeriveID("cmd", m.CommandID, "user")
-	case m.Role == events.RoleToolResult && m.ToolCallID != "":
-		e.ID = events.DeriveID("tool", m.ToolCallID)
-	}
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
 	stored, err := h.cfg.Session.Append(context.WithoutCancel(ctx), e)
