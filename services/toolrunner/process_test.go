@@ -113,7 +113,7 @@ func (c *cluster) waitDrained(t testing.TB, want uint64) {
 	t.Helper()
 	ctx := context.Background()
 	kittest.Eventually(t, 60*time.Second, "queue drained", func() error {
-		cons, err := c.js.Consumer(ctx, "CAIRN_TOOLS", toolbus.ConsumerName("test"))
+		cons, err := c.js.Consumer(ctx, "CAIRN_TOOLS", events.Names{}.ToolPoolConsumer("test"))
 		if err != nil {
 			t.Fatal(err)
 		}
