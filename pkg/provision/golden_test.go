@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,4 +71,34 @@ func TestApplyReportGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "apply-report.txt", []byte(lines(report)))
+}
+
+// Every subject a stream Cairn provisions stores, and every bucket, is
+// covered by one of events.Names.Patterns, so a permission list built from
+// them misses nothing.
+func TestPatternsCoverEveryStreamAndBucket(t *testing.T) {
+	n := events.Names{Prefix: "acme"}
+	set, err := provision.Config(n, provision.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := n.Patterns().All()
+	covered := func(s string) bool { return slices.Contains(all, s) }
+	for _, c := range set.Streams {
+		for _, s := range c.Subjects {
+			if !covered(s) {
+				t.Errorf("stream %s subject %s: no pattern", c.Name, s)
+			}
+		}
+	}
+	for _, c := range set.KeyValues {
+		if !covered(events.KVSubjects(c.Bucket)) {
+			t.Errorf("KV bucket %s: no pattern", c.Bucket)
+		}
+	}
+	for _, c := range set.ObjectStores {
+		if !covered(events.ObjectSubjects(c.Bucket)) {
+			t.Errorf("object store %s: no pattern", c.Bucket)
+		}
+	}
 }
