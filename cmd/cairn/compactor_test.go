@@ -11,11 +11,9 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/nats-io/nats.go"
@@ -37,20 +35,10 @@ type compactPlatform struct {
 
 func newCompactPlatform(t *testing.T) *compactPlatform {
 	t.Helper()
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
-	nc := natstest.Connect(t, srv.Server)
 	ctx := context.Background()
 	n := events.Names{}
-	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := compactbus.Provision(ctx, js, n, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, 4, 1, 0)); err != nil {
-		t.Fatal(err)
-	}
+	srv, _, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: 4})
+	nc := natstest.Connect(t, srv.Server)
 	sessionLog, err := session.NewJetStreamLog(ctx, js)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
-	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/sessiontree"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -431,7 +430,7 @@ func rewindCheckpoints(t *testing.T, natsDir string) {
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	ctx := context.Background()
-	kv, err := js.KeyValue(ctx, provision.CheckpointsBucket(events.Names{}))
+	kv, err := js.KeyValue(ctx, events.Names{}.CheckpointsBucket())
 	if err != nil {
 		t.Fatal(err)
 	}

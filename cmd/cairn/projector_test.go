@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -60,12 +61,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestProjectorCommands(t *testing.T) {
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
-	n := events.Names{}
-	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: n.SessionsStream(), Subjects: []string{n.AllSessions()}}); err != nil {
-		t.Fatal(err)
-	}
+	srv, _, js := natstest.RunProvisioned(t, events.Names{}, provision.Options{})
 	t0 := time.Date(2026, 11, 5, 8, 0, 0, 0, time.UTC)
 	publishSession(t, js, "a1", t0)
 	last := publishSession(t, js, "b2", t0.Add(time.Minute))

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cairn-agents/cairn/internal/natstest"
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -80,7 +80,7 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 func TestProvisionRefusesAnIncompatibleStream(t *testing.T) {
 	s := natstest.RunServer(t)
 	_, js := natstest.JetStream(t, s.Server)
-	cfg := compactbus.StreamConfig(events.Names{}, 1)
+	cfg := provision.CompactionsStream(events.Names{}, 1)
 	cfg.Retention = jetstream.LimitsPolicy
 	if _, err := js.CreateStream(context.Background(), cfg); err != nil {
 		t.Fatal(err)

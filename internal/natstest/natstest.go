@@ -1,8 +1,12 @@
 // Package natstest starts real NATS servers with JetStream for tests: one
 // embedded server on a random port with its store in a temporary directory
 // ([RunServer]), or a cluster of them in one process on loopback whose nodes
-// can be killed and restarted ([RunCluster]). Servers stop when the test ends. Helpers fail the test with t.Fatal; they
-// never panic.
+// can be killed and restarted ([RunCluster]). [Provision] and
+// [RunProvisioned] give a server everything Cairn needs through
+// provision.Apply, exactly as production provisions it, so tests cannot
+// drift from production; a test that needs a different stream creates it
+// by hand and says why. Servers stop when the test ends. Helpers fail the
+// test with t.Fatal; they never panic.
 package natstest
 
 import (

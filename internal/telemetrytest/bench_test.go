@@ -65,16 +65,9 @@ func BenchmarkOrchestratorPrompt(b *testing.B) {
 }
 
 func benchPrompts(b *testing.B) {
-	srv := natstest.RunServer(b)
-	nc, js := natstest.JetStream(b, srv.Server)
 	ctx := context.Background()
 	n := events.Names{}
-	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, 4, 1, 0)); err != nil {
-		b.Fatal(err)
-	}
+	_, nc, js := natstest.RunProvisioned(b, n, provision.Options{Partitions: 4})
 	root := b.TempDir()
 	set, err := tools.New(root)
 	if err != nil {

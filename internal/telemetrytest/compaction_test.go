@@ -14,8 +14,8 @@ import (
 	"github.com/cairn-agents/cairn/pkg/compaction"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/nats-io/nats.go"
 )
@@ -32,14 +32,7 @@ func TestCompactionTraceCrossesNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
-	if err := toolbus.Provision(ctx, js, events.Names{}, toolbus.ProvisionOptions{}); err != nil { // the results stream
-		t.Fatal(err)
-	}
-	if err := compactbus.Provision(ctx, js, events.Names{}, 1); err != nil {
-		t.Fatal(err)
-	}
+	srv, _, _ := natstest.RunProvisioned(t, events.Names{}, provision.Options{})
 	_, stop := startCompactor(t, srv.ClientURL(), "")
 	defer stop()
 

@@ -22,13 +22,11 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/gateway"
 	"github.com/cairn-agents/cairn/services/orchestrator"
 	"github.com/cairn-agents/cairn/services/projector"
@@ -211,16 +209,9 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 	t.Setenv("OPENAI_COMPATIBLE_BASE_URL", llm.srv.URL+"/v1")
 	t.Setenv("OPENAI_COMPATIBLE_API_KEY", apiKey)
 
-	srv := natstest.RunServer(t)
-	nc, js := natstest.JetStream(t, srv.Server)
 	ctx := context.Background()
 	n := events.Names{}
-	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, 4, 1, 0)); err != nil {
-		t.Fatal(err)
-	}
+	srv, nc, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: 4})
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "s1"), 0o755); err != nil {
 		t.Fatal(err)
@@ -482,9 +473,6 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 	}
 	metrics["gateway"] = scrape(t, gw.URL+"/metrics")
 
-	if err := compactbus.Provision(context.Background(), js, events.Names{}, 1); err != nil {
-		t.Fatal(err)
-	}
 	c, stop := startCompactor(t, natsURL, "127.0.0.1:0")
 	defer stop()
 	summarize(t, context.Background(), nc)

@@ -4,7 +4,8 @@
 //
 // A [Request] goes to cairn.compact.<sid> in the CAIRN_COMPACTIONS work
 // queue (created by [Provision]); the workers of services/compactor share
-// one durable pull consumer ([ConsumerName]) and take each request once.
+// one durable pull consumer ([provision.CompactorConsumer]) and take each
+// request once. pkg/provision holds the stream and consumer configurations.
 // A worker publishes its [Result] ("kind":"compaction", so tool result
 // decoding skips it) to cairn.result.<sid> in CAIRN_RESULTS, then
 // acknowledges the request. [Client.Summarize] publishes a request and

@@ -77,7 +77,7 @@ func (it *resultIter) Stop() {
 // lost) until ctx ends.
 func (c *Client) compactorsConsumer(ctx context.Context) error {
 	return jsretry.Do(ctx, func(ctx context.Context) error {
-		_, err := c.js.Consumer(ctx, c.names.CompactionsStream(), ConsumerName)
+		_, err := c.js.Consumer(ctx, c.names.CompactionsStream(), c.names.CompactorConsumer())
 		return err
 	})
 }

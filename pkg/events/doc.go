@@ -78,6 +78,17 @@
 // in its "v" field; a missing version means the current one, a different
 // one is refused.
 //
+// # Names
+//
+// [Names] is the one owner of the names of Cairn's streams, KV buckets,
+// object stores, shared consumers and subjects under a prefix (DESIGN §2);
+// pkg/provision owns their configurations, and a lint test
+// (internal/lint) refuses a name spelled out anywhere else in production
+// code. [Names.Patterns] gives one subject pattern per stream and bucket
+// (the KV ones as $KV.<bucket>.>, object stores as $O.<bucket>.>), the form
+// a NATS permission list takes; [KVStream], [KVSubject], [ObjectStream]
+// name what nats.go builds under a bucket.
+//
 // # Concurrency
 //
 // Values are plain data with no internal synchronisation; the functions of the

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -74,6 +75,44 @@ func OutcomeKey(sid, commandID string) string { return sid + "." + commandID }
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 
+// SnapshotsBucket is the object store bucket of per-session snapshots of
+// the log, for fast cold loads.
+func (n Names) SnapshotsBucket() string { return n.p() + "_snapshots" }
+
+// LeasesBucket is the KV bucket of orchestrator membership and partition
+// leases (keys expire after the lease TTL).
+func (n Names) LeasesBucket() string { return n.p() + "_leases" }
+
+// CheckpointsBucket is the KV bucket of per-partition command checkpoints.
+func (n Names) CheckpointsBucket() string { return n.p() + "_checkpoints" }
+
+// ToolPoolConsumer is the durable consumer on [Names.ToolsStream] shared by
+// every toolrunner of pool.
+func (n Names) ToolPoolConsumer(pool string) string { return "toolrunner_" + pool }
+
+// CompactorConsumer is the durable consumer on [Names.CompactionsStream]
+// shared by every compactor.
+func (n Names) CompactorConsumer() string { return "compactor" }
+
+// ProjectorConsumer is the projector's default durable consumer on
+// [Names.SessionsStream].
+func (n Names) ProjectorConsumer() string { return n.p() + "-projector" }
+
+// KVStream is the stream under KV bucket (nats.go's naming).
+func KVStream(bucket string) string { return "KV_" + bucket }
+
+// KVSubjects covers every key of KV bucket.
+func KVSubjects(bucket string) string { return "$KV." + bucket + ".>" }
+
+// KVSubject is the subject key of KV bucket is stored under.
+func KVSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
+
+// ObjectStream is the stream under object store bucket (nats.go's naming).
+func ObjectStream(bucket string) string { return "OBJ_" + bucket }
+
+// ObjectSubjects covers every chunk and metadata subject of object store bucket.
+func ObjectSubjects(bucket string) string { return "$O." + bucket + ".>" }
+
 // Subjects. sid must be a valid session id (see [ValidateSessionID]); these
 // functions do not check it again.
 func (n Names) SessionSubject(sid string) string { return n.p() + ".session." + sid }
@@ -98,6 +137,24 @@ func (n Names) ResultSubject(sid string) string { return n.p() + ".result." + si
 
 // CompactionSubject is where compaction requests for session sid are queued.
 func (n Names) CompactionSubject(sid string) string { return n.p() + ".compact." + sid }
+
+// PartitionCommands is the filter of the commands stored for partition p
+// (see [Names.StoredCommands]).
+func (n Names) PartitionCommands(p int) string { return n.p() + ".cmd." + strconv.Itoa(p) + ".*" }
+
+// StoredCommandSubject is the subject a command of session sid in
+// partition p is stored under.
+func (n Names) StoredCommandSubject(p int, sid string) string {
+	return n.p() + ".cmd." + strconv.Itoa(p) + "." + sid
+}
+
+// StoredCommands is the subject transform destination of
+// [Names.CommandsStream]: a command published on [Names.CommandSubject] is
+// stored as <prefix>.cmd.<p>.<sid>, p being the session's partition out of
+// partitions, computed by the server.
+func (n Names) StoredCommands(partitions int) string {
+	return n.p() + ".cmd.{{partition(" + strconv.Itoa(partitions) + ",1)}}.{{wildcard(1)}}"
+}
 
 // Wildcards covering every session, for stream configuration and consumers.
 func (n Names) AllSessions() string    { return n.p() + ".session.*" }

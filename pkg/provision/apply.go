@@ -99,9 +99,9 @@ func streamItems(n events.Names, set Set) []streamItem {
 		// KV buckets are limits streams that deny deletes (nats.go).
 		fixed := jetstream.StreamConfig{Storage: cfg.Storage, Retention: jetstream.LimitsPolicy, DenyDelete: true,
 			AllowMsgTTL: cfg.LimitMarkerTTL != 0}
-		items = append(items, streamItem{kind: KindKeyValue, name: cfg.Bucket, stream: "KV_" + cfg.Bucket, fixed: fixed,
+		items = append(items, streamItem{kind: KindKeyValue, name: cfg.Bucket, stream: events.KVStream(cfg.Bucket), fixed: fixed,
 			put: func(ctx context.Context, js jetstream.JetStream, have *jetstream.StreamConfig) error {
-				if cfg.Bucket == LeasesBucket(n) && have != nil && have.MaxAge > 0 {
+				if cfg.Bucket == n.LeasesBucket() && have != nil && have.MaxAge > 0 {
 					cfg.TTL = have.MaxAge // each orchestrator sets it from its lease TTL
 				}
 				_, err := js.CreateOrUpdateKeyValue(ctx, cfg)
@@ -110,7 +110,7 @@ func streamItems(n events.Names, set Set) []streamItem {
 	}
 	for _, cfg := range set.ObjectStores {
 		fixed := jetstream.StreamConfig{Storage: cfg.Storage, Retention: jetstream.LimitsPolicy}
-		items = append(items, streamItem{kind: KindObjectStore, name: cfg.Bucket, stream: "OBJ_" + cfg.Bucket, fixed: fixed,
+		items = append(items, streamItem{kind: KindObjectStore, name: cfg.Bucket, stream: events.ObjectStream(cfg.Bucket), fixed: fixed,
 			put: func(ctx context.Context, js jetstream.JetStream, _ *jetstream.StreamConfig) error {
 				_, err := js.CreateOrUpdateObjectStore(ctx, cfg)
 				return err

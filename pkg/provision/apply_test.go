@@ -42,10 +42,10 @@ func startLikeServices(t *testing.T, ctx context.Context, js jetstream.JetStream
 			t.Fatal(err)
 		}
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, n.CompactionsStream(), compactbus.ConsumerConfig(n, ackWait)); err != nil {
+	if _, err := js.CreateOrUpdateConsumer(ctx, n.CompactionsStream(), provision.CompactorConsumer(n, ackWait)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, n.ToolsStream(), toolbus.ConsumerConfig(n, "default", ackWait)); err != nil {
+	if _, err := js.CreateOrUpdateConsumer(ctx, n.ToolsStream(), provision.ToolPoolConsumer(n, "default", ackWait)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -171,10 +171,11 @@ func TestApplyRaisesWhatServicesCreatedToR3(t *testing.T) {
 	if ttl := states["KV_cairn_leases"].Config.MaxAge; ttl != 10*time.Second {
 		t.Errorf("leases TTL is %s; the orchestrator's 10s must be kept", ttl)
 	}
-	for _, cs := range []struct{ stream, name string }{{"CAIRN_COMPACTIONS", compactbus.ConsumerName},
-		{"CAIRN_TOOLS", toolbus.ConsumerName("default")}, {"CAIRN_TOOLS", toolbus.ConsumerName("gpu")}} {
+	n := events.Names{}
+	for _, cs := range []struct{ stream, name string }{{"CAIRN_COMPACTIONS", n.CompactorConsumer()},
+		{"CAIRN_TOOLS", n.ToolPoolConsumer("default")}, {"CAIRN_TOOLS", n.ToolPoolConsumer("gpu")}} {
 		info := settledConsumer(t, ctx, js, cs.stream, cs.name, 2)
-		if cs.name != toolbus.ConsumerName("gpu") && info.Config.AckWait != 2*time.Minute {
+		if cs.name != n.ToolPoolConsumer("gpu") && info.Config.AckWait != 2*time.Minute {
 			t.Errorf("consumer %s: AckWait %s; the service's 2m must be kept", cs.name, info.Config.AckWait)
 		}
 	}
@@ -252,12 +253,12 @@ func TestApplyRefusesIncompatibleStreams(t *testing.T) {
 		field  string
 	}{
 		{"compactions with limits retention", func() jetstream.StreamConfig {
-			c := compactbus.StreamConfig(n, 1)
+			c := provision.CompactionsStream(n, 1)
 			c.Retention = jetstream.LimitsPolicy
 			return c
 		}(), "Retention"},
 		{"sessions in memory", func() jetstream.StreamConfig {
-			c := session.StreamConfig(n, 1)
+			c := provision.SessionsStream(n, 1)
 			c.Storage = jetstream.MemoryStorage
 			return c
 		}(), "Storage"},
@@ -296,7 +297,7 @@ func TestApplyRefusesIncompatibleStreams(t *testing.T) {
 
 func TestApplyRejectsBadOptions(t *testing.T) {
 	_, js := natstest.JetStream(t, natstest.RunServer(t).Server)
-	for _, o := range []provision.Options{{Replicas: 6}, {Replicas: -1}, {Pools: []string{"a.b"}}, {Pools: []string{""}}} {
+	for _, o := range []provision.Options{{Replicas: 6}, {Replicas: -1}, {Pools: []string{"a.b"}}, {Pools: []string{""}}, {Partitions: -1}, {Partitions: 4097}} {
 		_, err := provision.Apply(context.Background(), js, events.Names{}, o)
 		if !errors.Is(err, events.ErrInvalid) {
 			t.Errorf("options %+v: %v, want a field error", o, err)

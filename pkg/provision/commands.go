@@ -1,7 +1,6 @@
 package provision
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
@@ -24,7 +23,7 @@ func CommandsStream(n events.Names, partitions, replicas int, maxAge time.Durati
 		Subjects:    []string{n.AllCommands()},
 		SubjectTransform: &jetstream.SubjectTransformConfig{
 			Source:      n.AllCommands(),
-			Destination: fmt.Sprintf("%s.cmd.{{partition(%d,1)}}.{{wildcard(1)}}", prefix(n), partitions),
+			Destination: n.StoredCommands(partitions),
 		},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
@@ -33,22 +32,4 @@ func CommandsStream(n events.Names, partitions, replicas int, maxAge time.Durati
 		AllowDirect: true,
 		Duplicates:  2 * time.Minute,
 	}
-}
-
-// PartitionCommands is the filter of partition p's stored commands.
-func PartitionCommands(n events.Names, p int) string {
-	return fmt.Sprintf("%s.cmd.%d.*", prefix(n), p)
-}
-
-// StoredCommandSubject is the subject a command of session sid in partition
-// p is stored under.
-func StoredCommandSubject(n events.Names, p int, sid string) string {
-	return fmt.Sprintf("%s.cmd.%d.%s", prefix(n), p, sid)
-}
-
-func prefix(n events.Names) string {
-	if n.Prefix == "" {
-		return events.DefaultPrefix
-	}
-	return n.Prefix
 }

@@ -5,10 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
-	"github.com/cairn-agents/cairn/pkg/session"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -32,6 +29,9 @@ type Options struct {
 	// Pools are the toolrunner pools whose durable consumers on CAIRN_TOOLS
 	// are created; default [DefaultPool].
 	Pools []string
+	// Partitions of CAIRN_COMMANDS, 1-4096 (the orchestrators' --partitions
+	// must match); default [DefaultPartitions]. Fixed once the stream exists.
+	Partitions int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -40,6 +40,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Replicas < 1 || o.Replicas > 5 {
 		return o, &events.FieldError{Field: "replicas", Problem: fmt.Sprintf("must be 1-5, got %d", o.Replicas)}
+	}
+	if o.Partitions == 0 {
+		o.Partitions = DefaultPartitions
+	}
+	if o.Partitions < 1 || o.Partitions > 4096 {
+		return o, &events.FieldError{Field: "partitions", Problem: fmt.Sprintf("must be 1-4096, got %d", o.Partitions)}
 	}
 	if len(o.Pools) == 0 {
 		o.Pools = []string{DefaultPool}
@@ -73,28 +79,29 @@ type Consumer struct {
 }
 
 // Config returns what Cairn needs under names with opts: the session log
-// (pkg/session), the commands stream, the tool protocol (pkg/toolbus), the
-// compaction queue (pkg/compactbus), the orchestrator's buckets, and the
-// shared consumers of the compactors and of each pool's toolrunners. The
-// configurations are the ones the services create when something is
-// missing, with opts.Replicas.
+// and its object stores (pkg/session), the commands stream, the tool
+// protocol (pkg/toolbus), the compaction queue (pkg/compactbus), the
+// orchestrator's buckets, and the shared consumers of the compactors and of
+// each pool's toolrunners. The services that create a missing object at
+// start create it from the same function of this package, with their own
+// replicas.
 func Config(n events.Names, opts Options) (Set, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return Set{}, err
 	}
-	tb := toolbus.ProvisionOptions{Replicas: o.Replicas}
+	tb := ToolOptions{Replicas: o.Replicas}
 	var s Set
 	s.Streams = append(s.Streams,
-		session.StreamConfig(n, o.Replicas),
-		CommandsStream(n, DefaultPartitions, o.Replicas, CommandsMaxAge))
-	s.Streams = append(s.Streams, toolbus.StreamConfigs(n, tb)...)
-	s.Streams = append(s.Streams, compactbus.StreamConfig(n, o.Replicas))
-	s.KeyValues = append(toolbus.BucketConfigs(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
-	s.ObjectStores = []jetstream.ObjectStoreConfig{session.BlobsConfig(n, o.Replicas), session.SnapshotsConfig(n, o.Replicas)}
-	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: compactbus.ConsumerConfig(n, compactbus.DefaultAckWait)})
+		SessionsStream(n, o.Replicas),
+		CommandsStream(n, o.Partitions, o.Replicas, CommandsMaxAge))
+	s.Streams = append(s.Streams, ToolStreams(n, tb)...)
+	s.Streams = append(s.Streams, CompactionsStream(n, o.Replicas))
+	s.KeyValues = append(ToolBuckets(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
+	s.ObjectStores = []jetstream.ObjectStoreConfig{BlobsStore(n, o.Replicas), SnapshotsStore(n, o.Replicas)}
+	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: CompactorConsumer(n, DefaultCompactorAckWait)})
 	for _, p := range o.Pools {
-		s.Consumers = append(s.Consumers, Consumer{Stream: n.ToolsStream(), Config: toolbus.ConsumerConfig(n, p, toolbus.DefaultAckWait)})
+		s.Consumers = append(s.Consumers, Consumer{Stream: n.ToolsStream(), Config: ToolPoolConsumer(n, p, DefaultToolAckWait)})
 	}
 	return s, nil
 }

@@ -1,19 +1,40 @@
-// Package provision holds the configuration of every stream, KV bucket,
-// object store and shared durable consumer Cairn uses ([Config]) and
-// creates or updates them idempotently ([Apply]); `cairn provision` and
-// `cairn up` run it. The configurations come from the packages that use
-// them (pkg/session, pkg/toolbus, pkg/compactbus, and this package for the
-// commands stream and the orchestrator's buckets), so a service that
-// creates a missing object at start creates the same thing. Services never
-// update what exists; they check at start that what they need exists and
-// say what is missing.
+// Package provision owns the configuration of every stream, KV bucket,
+// object store and shared durable consumer Cairn uses: one function per
+// object ([SessionsStream], [CommandsStream], [ToolStreams],
+// [CompactionsStream], [ToolBuckets], [LeasesBucket], [CheckpointsBucket],
+// [OutcomesBucket], [BlobsStore], [SnapshotsStore], [ToolPoolConsumer],
+// [CompactorConsumer]), all of them gathered by [Config], and it creates or
+// updates them idempotently ([Apply]); `cairn provision` and `cairn up` run
+// it. Their names and subjects come from events.Names, which owns them.
+//
+// Services started before `cairn provision` create some of what they need
+// when it is missing, from the same functions, so what they create is what
+// Apply would create (R1 unless told otherwise): toolrunners the tool
+// streams and buckets (pkg/toolbus), compactors the compactions stream
+// (pkg/compactbus), the orchestrator its KV buckets, the gateway the
+// outcomes bucket, and pkg/session the session log and its object stores
+// unless told not to. The rest they check for at start and name what is
+// missing: the orchestrator the commands and tool streams; `cairn
+// orchestrator` and `cairn gateway` the session log. Of what exists a
+// service changes only what is its own: the orchestrator sets the leases
+// bucket's TTL from its lease TTL (keeping the replicas it finds), and
+// toolrunners and compactors create or update their shared consumer with
+// their AckWait. Only Apply changes a stream's configuration; nothing
+// deletes.
+//
+// # Tests
+//
+// internal/natstest.Provision and RunProvisioned run Apply on a test
+// server, so tests run against what production has.
 //
 // # Partitions
 //
 // Sessions are spread over a fixed number of partitions for ownership. The
 // server computes a session's partition from its id when it stores a command
-// ({{partition(n,1)}} subject transform), so clients never need to know n.
-// Apply refuses to change the partitions of an existing CAIRN_COMMANDS.
+// ({{partition(n,1)}} subject transform), so clients never need to know n:
+// [DefaultPartitions] unless [Options] say otherwise (tests use fewer; the
+// orchestrators' partition count must match). Apply refuses to change the
+// partitions of an existing CAIRN_COMMANDS.
 //
 // # Durability
 //

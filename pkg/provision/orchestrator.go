@@ -7,12 +7,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// LeasesBucket is the KV bucket of orchestrator membership and partition
-// leases (keys expire after the lease TTL).
-func LeasesBucket(n events.Names) string { return prefix(n) + "_leases" }
+// LeasesBucket configures the KV bucket of orchestrator membership and
+// partition leases ([events.Names.LeasesBucket]): its keys expire after
+// ttl, the lease TTL.
+func LeasesBucket(n events.Names, replicas int, ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.LeasesBucket(), TTL: ttl, History: 1, Replicas: replicas,
+		Description: "Cairn partition leases"}
+}
 
-// CheckpointsBucket is the KV bucket of per-partition command checkpoints.
-func CheckpointsBucket(n events.Names) string { return prefix(n) + "_checkpoints" }
+// CheckpointsBucket configures the KV bucket of per-partition command
+// checkpoints ([events.Names.CheckpointsBucket]).
+func CheckpointsBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.CheckpointsBucket(), History: 1, Replicas: replicas,
+		Description: "Cairn command checkpoints, one per partition"}
+}
 
 // OutcomesBucket configures the bucket of outcomes without a log entry
 // ([events.Names.OutcomesBucket], [events.Outcome]): its keys expire after
@@ -25,12 +33,13 @@ func OutcomesBucket(n events.Names, replicas int, maxAge time.Duration) jetstrea
 
 // OrchestratorBuckets configures the orchestrator's KV buckets: leases,
 // checkpoints and outcomes. On a cluster they need the same replicas as the
-// streams: an R1 bucket on a lost node stalls every orchestrator. The orchestrator keeps the replicas it
-// finds when it adjusts the leases bucket's TTL at start.
+// streams: an R1 bucket on a lost node stalls every orchestrator. The
+// orchestrator keeps the replicas it finds when it adjusts the leases
+// bucket's TTL at start.
 func OrchestratorBuckets(n events.Names, replicas int, leaseTTL time.Duration) []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
-		{Bucket: LeasesBucket(n), TTL: leaseTTL, History: 1, Replicas: replicas, Description: "Cairn partition leases"},
-		{Bucket: CheckpointsBucket(n), History: 1, Replicas: replicas, Description: "Cairn command checkpoints, one per partition"},
+		LeasesBucket(n, replicas, leaseTTL),
+		CheckpointsBucket(n, replicas),
 		OutcomesBucket(n, replicas, CommandsMaxAge),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 )
 
 // HeaderDigest carries the Digest of a stored entry's bytes, so a reader can
@@ -42,17 +43,17 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	}
 	l := &JetStreamLog{js: js, opts: o}
 	var err error
-	l.stream, err = ensureStream(ctx, js, o.noCreate, StreamConfig(o.names, o.replicas))
+	l.stream, err = ensureStream(ctx, js, o.noCreate, provision.SessionsStream(o.names, o.replicas))
 	if err != nil {
 		return nil, err
 	}
-	obs, err := ensureObjectStore(ctx, js, o.noCreate, BlobsConfig(o.names, o.replicas))
+	obs, err := ensureObjectStore(ctx, js, o.noCreate, provision.BlobsStore(o.names, o.replicas))
 	if err != nil {
 		return nil, err
 	}
 	l.blobs = objectBlobs{obs}
 	if o.snapshotEvery > 0 {
-		l.snaps, err = ensureObjectStore(ctx, js, o.noCreate, SnapshotsConfig(o.names, o.replicas))
+		l.snaps, err = ensureObjectStore(ctx, js, o.noCreate, provision.SnapshotsStore(o.names, o.replicas))
 		if o.noCreate && errors.Is(err, ErrNotFound) {
 			l.snaps, err = nil, nil // reads work without snapshots, only slower
 		}
@@ -62,12 +63,6 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, opts ...JetStr
 	}
 	l.limit = int(js.Conn().MaxPayload()) - headerMargin
 	return l, nil
-}
-
-// snapshotsBucket names the snapshot bucket under the names' prefix.
-func snapshotsBucket(n events.Names) string {
-	b := n.BlobsBucket() // <prefix>_blobs
-	return b[:len(b)-len("blobs")] + "snapshots"
 }
 
 func ensureStream(ctx context.Context, js jetstream.JetStream, noCreate bool, cfg jetstream.StreamConfig) (jetstream.Stream, error) {

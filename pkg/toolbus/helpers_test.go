@@ -192,7 +192,7 @@ func call(sid, id, name, args string) events.ToolCall {
 // consumerInfo returns the pool's consumer state.
 func (e *env) consumerInfo(t *testing.T, pool string) *jetstream.ConsumerInfo {
 	t.Helper()
-	c, err := e.js.Consumer(context.Background(), events.Names{}.ToolsStream(), toolbus.ConsumerName(pool))
+	c, err := e.js.Consumer(context.Background(), events.Names{}.ToolsStream(), events.Names{}.ToolPoolConsumer(pool))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/jsretry"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/workpool"
 	"github.com/nats-io/nats.go"
@@ -83,13 +84,13 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	if err != nil {
 		return nil, bucketErr(b.names.ToolStartsBucket(), err)
 	}
-	cfg := ConsumerConfig(b.names, w.Pool, w.AckWait)
+	cfg := provision.ToolPoolConsumer(b.names, w.Pool, w.AckWait)
 	err = jsretry.Do(ctx, func(ctx context.Context) (err error) {
 		s.cons, err = b.js.CreateOrUpdateConsumer(ctx, b.names.ToolsStream(), cfg)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("toolbus: consumer %s: %w", ConsumerName(w.Pool), err)
+		return nil, fmt.Errorf("toolbus: consumer %s: %w", b.names.ToolPoolConsumer(w.Pool), err)
 	}
 	sub, err := b.nc.Subscribe(b.names.AllCancels(), s.onCancel)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/workpool"
 	"github.com/cairn-agents/cairn/services/compactor/internal/work"
 	"github.com/nats-io/nats.go"
@@ -69,7 +70,7 @@ func (c *Compactor) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("compactor: %w", err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, names.CompactionsStream(), compactbus.ConsumerConfig(names, cfg.AckWait))
+	cons, err := js.CreateOrUpdateConsumer(ctx, names.CompactionsStream(), provision.CompactorConsumer(names, cfg.AckWait))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -48,6 +48,11 @@ func TestFailuresComeBackAsRemoteErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// No compactor has started and no `cairn provision` created their
+	// consumer (newPlatform provisions like production, which does).
+	if err := p.js.DeleteConsumer(ctx, eventsNames.CompactionsStream(), eventsNames.CompactorConsumer()); err != nil {
+		t.Fatal(err)
+	}
 	req := compactbus.Request{SessionID: "s1", RequestID: "r0", Model: "scripted/m", Job: compaction.Job{Transcript: "x"}}
 	if _, err := client.Summarize(ctx, req); !errors.Is(err, compactbus.ErrNoCompactor) {
 		t.Fatalf("before any compactor started: %v", err)

@@ -14,11 +14,10 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
-	"github.com/cairn-agents/cairn/pkg/compactbus"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
-	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/compactor"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -97,19 +96,7 @@ type platform struct {
 
 func newPlatform(t testing.TB, opts ...natstest.Option) *platform {
 	t.Helper()
-	srv := natstest.RunServer(t, opts...)
-	nc := natstest.Connect(t, srv.Server)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := toolbus.Provision(ctx, js, eventsNames, toolbus.ProvisionOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := compactbus.Provision(ctx, js, eventsNames, 1); err != nil {
-		t.Fatal(err)
-	}
+	srv, nc, js := natstest.RunProvisioned(t, eventsNames, provision.Options{}, opts...)
 	return &platform{url: srv.ClientURL(), nc: nc, js: js}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -29,15 +30,8 @@ type fixture struct {
 // newFixture runs a gateway over an embedded server with the streams it uses.
 func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 	t.Helper()
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
-	ctx := context.Background()
 	n := events.Names{}
-	for name, subj := range map[string]string{n.CommandsStream(): n.AllCommands(), n.SessionsStream(): n.AllSessions(), n.EventsStream(): n.AllEvents()} {
-		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, AllowDirect: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, _, js := natstest.RunProvisioned(t, n, provision.Options{})
 	cfg := Config{JetStream: js, WaitTimeout: 20 * time.Second}
 	if mutate != nil {
 		mutate(&cfg)
@@ -50,7 +44,7 @@ func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(rctx, ln) }()
 	stop := sync.OnceFunc(func() {
@@ -114,7 +108,8 @@ func TestCreateStoresCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.GetLastMsgForSubject(context.Background(), f.n.CommandSubject("s1"))
+	// The stream stores it under its partition: cairn.cmd.<p>.s1.
+	m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*.s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,12 @@ type outcomes struct {
 }
 
 // stream and filter are the bucket's stream and its subjects, for the fanout.
-func (r *outcomes) stream() string { return "KV_" + r.bucket }
-func (r *outcomes) filter() string { return "$KV." + r.bucket + ".>" }
+func (r *outcomes) stream() string { return events.KVStream(r.bucket) }
+func (r *outcomes) filter() string { return events.KVSubjects(r.bucket) }
 
 // subject is where the outcome of commandID of session sid is stored.
 func (r *outcomes) subject(sid, commandID string) string {
-	return "$KV." + r.bucket + "." + events.OutcomeKey(sid, commandID)
+	return events.KVSubject(r.bucket, events.OutcomeKey(sid, commandID))
 }
 
 // open returns the bucket, creating it as `cairn provision` does when it is

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,7 +36,7 @@ const markWait = 5 * time.Second
 // markRunning sets or clears sid's running mark and returns the publish's
 // future (nil if it could not be sent: that is logged).
 func (p *partition) markRunning(sid string, running bool) jetstream.PubAckFuture {
-	msg := nats.NewMsg("$KV." + checkpointsBucket(p.o.cfg.Names) + "." + runKey(p.n, sid))
+	msg := nats.NewMsg(events.KVSubject(p.o.cfg.Names.CheckpointsBucket(), runKey(p.n, sid)))
 	if running {
 		msg.Data = []byte(p.o.cfg.Instance)
 	} else {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -33,8 +35,8 @@ func (f failedFuture) Msg() *nats.Msg               { return nil }
 func TestMarkStoredWritesAFailedSetMarkAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, js := natstest.JetStream(t, natstest.RunServer(t).Server)
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "marks"})
+	_, _, js := natstest.RunProvisioned(t, events.Names{}, provision.Options{})
+	kv, err := js.KeyValue(ctx, events.Names{}.CheckpointsBucket())
 	if err != nil {
 		t.Fatal(err)
 	}

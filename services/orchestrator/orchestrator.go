@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -15,17 +14,6 @@ import (
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// Bucket names, under the configured prefix.
-func leasesBucket(n events.Names) string      { return prefixOf(n) + "_leases" }
-func checkpointsBucket(n events.Names) string { return prefixOf(n) + "_checkpoints" }
-
-func prefixOf(n events.Names) string {
-	if n.Prefix == "" {
-		return events.DefaultPrefix
-	}
-	return n.Prefix
-}
 
 // Orchestrator runs the agent loops of the sessions in the partitions it holds.
 type Orchestrator struct {
@@ -97,19 +85,18 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	// Keep the replicas `cairn provision --replicas N` gave the bucket; only
 	// its TTL follows this instance's lease TTL.
 	replicas := 1
-	if kv, err := o.js.KeyValue(ctx, leasesBucket(o.cfg.Names)); err == nil {
+	if kv, err := o.js.KeyValue(ctx, o.cfg.Names.LeasesBucket()); err == nil {
 		if st, err := kv.Status(ctx); err == nil {
 			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 				replicas = max(1, bs.StreamInfo().Config.Replicas)
 			}
 		}
 	}
-	leases, err := o.js.CreateOrUpdateKeyValue(ctx, lease.BucketConfig(leasesBucket(o.cfg.Names), o.cfg.LeaseTTL, replicas))
+	leases, err := o.js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(o.cfg.Names, replicas, o.cfg.LeaseTTL))
 	if err != nil {
 		return fmt.Errorf("orchestrator: leases bucket: %w", err)
 	}
-	o.checkpoints, err = o.openBucket(ctx, jetstream.KeyValueConfig{Bucket: checkpointsBucket(o.cfg.Names),
-		History: 1, Description: "Cairn command checkpoints, one per partition"})
+	o.checkpoints, err = o.openBucket(ctx, provision.CheckpointsBucket(o.cfg.Names, 1))
 	if err != nil {
 		return fmt.Errorf("orchestrator: checkpoints bucket: %w", err)
 	}

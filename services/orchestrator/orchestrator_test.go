@@ -47,16 +47,9 @@ type platform struct {
 // serving the built-in tools.
 func newPlatform(t *testing.T) *platform {
 	t.Helper()
-	srv := natstest.RunServer(t)
-	nc, js := natstest.JetStream(t, srv.Server)
 	ctx := context.Background()
 	n := events.Names{}
-	if err := toolbus.Provision(ctx, js, n, toolbus.ProvisionOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, 4, 1, 0)); err != nil {
-		t.Fatal(err)
-	}
+	_, nc, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: 4})
 	log, err := session.NewJetStreamLog(ctx, js)
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func TestRefusalsWithoutALog(t *testing.T) {
 
 	// The next owner reads every command again from the start.
 	ctx := context.Background()
-	cp, err := p.js.KeyValue(ctx, checkpointsBucket(p.n))
+	cp, err := p.js.KeyValue(ctx, p.n.CheckpointsBucket())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
 )
 
@@ -43,7 +42,7 @@ func (o *Orchestrator) startPartition(n int) {
 	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, done_: make(chan struct{}),
 		compactbus: sync.OnceValues(func() (*compactbus.Client, error) { return compactbus.New(o.cfg.Conn, o.cfg.Names) })}
 	in, err := intake.New(intake.Config{
-		JetStream: o.js, Stream: o.cfg.Names.CommandsStream(), Filter: provision.PartitionCommands(o.cfg.Names, n),
+		JetStream: o.js, Stream: o.cfg.Names.CommandsStream(), Filter: o.cfg.Names.PartitionCommands(n),
 		Checkpoints: o.checkpoints, Key: "cmd." + strconv.Itoa(n), Deliver: p.route, Logger: o.log,
 	})
 	if err != nil {

@@ -113,7 +113,7 @@ func (c Config) withDefaults() Config {
 		c.Prefix = events.DefaultPrefix
 	}
 	if c.Durable == "" {
-		c.Durable = c.Prefix + "-projector"
+		c.Durable = events.Names{Prefix: c.Prefix}.ProjectorConsumer()
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize

@@ -15,22 +15,16 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/projector/internal/synth"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// sessionsStream starts a server and creates CAIRN_SESSIONS on it.
+// sessionsStream starts a server provisioned like production (CAIRN_SESSIONS
+// among the rest).
 func sessionsStream(t testing.TB) (*natstest.Server, jetstream.JetStream) {
 	t.Helper()
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
-	n := events.Names{}
-	_, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
-		Name: n.SessionsStream(), Subjects: []string{n.AllSessions()}, Storage: jetstream.FileStorage,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _, js := natstest.RunProvisioned(t, events.Names{}, provision.Options{})
 	return srv, js
 }
 
@@ -333,10 +327,7 @@ func TestRunWaitsForStream(t *testing.T) {
 	if got := r.Readiness().Status; got != "starting" {
 		t.Fatalf("readiness before the stream exists: %q", got)
 	}
-	n := events.Names{}
-	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: n.SessionsStream(), Subjects: []string{n.AllSessions()}}); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Provision(t, js, events.Names{}, provision.Options{})
 	last := publish(t, js, synth.Log(4, 2, 20))
 	waitFor(t, "all applied", func() bool { return r.Applied() == last })
 	r.stop(t)

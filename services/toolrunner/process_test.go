@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -35,11 +36,7 @@ type cluster struct {
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
-	srv := natstest.RunServer(t)
-	nc, js := natstest.JetStream(t, srv.Server)
-	if err := toolbus.Provision(context.Background(), js, events.Names{}, toolbus.ProvisionOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, nc, js := natstest.RunProvisioned(t, events.Names{}, provision.Options{Pools: []string{"test"}})
 	bus, err := toolbus.New(nc, events.Names{})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +110,7 @@ func (c *cluster) waitDrained(t testing.TB, want uint64) {
 	t.Helper()
 	ctx := context.Background()
 	kittest.Eventually(t, 60*time.Second, "queue drained", func() error {
-		cons, err := c.js.Consumer(ctx, "CAIRN_TOOLS", toolbus.ConsumerName("test"))
+		cons, err := c.js.Consumer(ctx, "CAIRN_TOOLS", events.Names{}.ToolPoolConsumer("test"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -139,7 +139,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return fmt.Errorf("toolrunner: %w", err)
 	}
 	r.server.Store(s)
-	r.metrics.queue.watch(js, names.ToolsStream(), toolbus.ConsumerName(c.Pool), c.Pool)
+	r.metrics.queue.watch(js, names.ToolsStream(), names.ToolPoolConsumer(c.Pool), c.Pool)
 	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr())
 	err = s.Wait()
 	if derr := drain(nc); derr != nil {

@@ -24,14 +24,10 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	srv := natstest.RunServer(t)
-	_, js := natstest.JetStream(t, srv.Server)
 	ctx := context.Background()
 	n := events.Names{}
-	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, partitions, 1, 0)); err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "checkpoints"})
+	_, _, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: partitions})
+	kv, err := js.KeyValue(ctx, n.CheckpointsBucket())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +47,7 @@ func (e *env) partitionOf(t *testing.T, sid string) int {
 	t.Helper()
 	st, _ := e.js.Stream(e.ctx, e.n.CommandsStream())
 	for p := 0; p < partitions; p++ {
-		if _, err := st.GetLastMsgForSubject(e.ctx, provision.StoredCommandSubject(e.n, p, sid)); err == nil {
+		if _, err := st.GetLastMsgForSubject(e.ctx, e.n.StoredCommandSubject(p, sid)); err == nil {
 			return p
 		}
 	}
@@ -69,7 +65,7 @@ type run struct {
 func (e *env) start(t *testing.T, p int) *run {
 	t.Helper()
 	r := &run{got: make(chan Command, 100), done: make(chan error, 1)}
-	in, err := New(Config{JetStream: e.js, Stream: e.n.CommandsStream(), Filter: provision.PartitionCommands(e.n, p),
+	in, err := New(Config{JetStream: e.js, Stream: e.n.CommandsStream(), Filter: e.n.PartitionCommands(p),
 		Checkpoints: e.kv, Key: fmt.Sprintf("cmd.%d", p), Interval: time.Hour, Deliver: func(c Command) { r.got <- c }})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ import (
 
 // Config configures a Manager.
 type Config struct {
-	KV         jetstream.KeyValue // bucket with MaxAge = TTL (see BucketConfig)
+	KV         jetstream.KeyValue // bucket with MaxAge = TTL (provision.LeasesBucket)
 	Instance   string             // unique per process, a valid KV key token
 	Partitions int                // number of partitions, the same for every instance
 	TTL        time.Duration      // lease lifetime; renewals every TTL/3
@@ -47,12 +47,6 @@ type Config struct {
 
 	Acquired func(p int) // this instance now holds p
 	Lost     func(p int) // this instance no longer holds p
-}
-
-// BucketConfig returns the KV configuration the leases need.
-func BucketConfig(bucket string, ttl time.Duration, replicas int) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{Bucket: bucket, TTL: ttl, History: 1, Replicas: replicas,
-		Description: "Cairn partition leases"}
 }
 
 // Manager holds this instance's share of the partitions.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -46,7 +48,7 @@ type runner struct {
 func start(t *testing.T, js jetstream.JetStream, instance string, partitions int) *runner {
 	t.Helper()
 	ctx := context.Background()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, BucketConfig("leases", time.Second, 1))
+	kv, err := js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(events.Names{}, 1, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
