@@ -73,6 +73,7 @@ func openCgroups() (*cgroups, error) {
 }
 
 func makeBase(dir, version string) (*cgroups, error) {
+	sweep(dir)
 	base := filepath.Join(dir, fmt.Sprintf("cairn-sandbox-%d", os.Getpid()))
 	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("cgroup %s: %w", version, err)
@@ -147,4 +148,25 @@ func (c *cgroups) close() {
 		}
 	}
 	_ = os.Remove(c.base)
+}
+
+// sweep removes the empty base cgroups of toolrunners that are gone (killed
+// before they could remove their own).
+func sweep(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		pid, ok := strings.CutPrefix(e.Name(), "cairn-sandbox-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || !e.IsDir() || syscall.Kill(n, 0) != syscall.ESRCH {
+			continue
+		}
+		base := filepath.Join(dir, e.Name())
+		calls, _ := os.ReadDir(base)
+		for _, c := range calls {
+			if c.IsDir() {
+				_ = os.Remove(filepath.Join(base, c.Name())) // busy: left for the next sweep
+			}
+		}
+		_ = os.Remove(base)
+	}
 }
