@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 	"os"
 	"os/exec"
 	"strings"
@@ -111,19 +112,19 @@ func Probe() Features {
 
 // probeChild starts the child in probe mode with flags and returns its
 // report.
-func probeChild(flags uintptr) (probeReport, error) {
-	req := request{Mode: modeProbe, Workspace: "/", Confine: confine{MountProc: flags&syscall.CLONE_NEWNS != 0}}
+func probeChild(flags uintptr) (child.ProbeReport, error) {
+	req := child.Request{Mode: child.ModeProbe, Workspace: "/", Confine: child.Confine{MountProc: flags&syscall.CLONE_NEWNS != 0}}
 	cmd, err := childCommand(req, flags)
 	if err != nil {
-		return probeReport{}, err
+		return child.ProbeReport{}, err
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return probeReport{}, fmt.Errorf("start a child with namespaces %s: %w %s", flagNames(flags), err, strings.TrimSpace(errb.String()))
+		return child.ProbeReport{}, fmt.Errorf("start a child with namespaces %s: %w %s", flagNames(flags), err, strings.TrimSpace(errb.String()))
 	}
-	var resp response
-	var r probeReport
+	var resp child.Response
+	var r child.ProbeReport
 	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
 		return r, fmt.Errorf("probe child: %w", err)
 	}
@@ -151,15 +152,15 @@ func flagNames(flags uintptr) string {
 }
 
 // childCommand returns the unstarted sandbox child for req in namespaces
-// flags: this binary again, argv[0] childArg0, an empty environment, the
+// flags: this binary again, argv[0] child.Arg0, an empty environment, the
 // request on its stdin, killed if the toolrunner dies.
-func childCommand(req request, flags uintptr) (*exec.Cmd, error) {
+func childCommand(req child.Request, flags uintptr) (*exec.Cmd, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{childArg0}
+	cmd.Args = []string{child.Arg0}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdin = bytes.NewReader(data)

@@ -3,10 +3,12 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -25,6 +27,7 @@ type Sandbox struct {
 	cg       *cgroups // nil: no pids cgroup
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
+	cleanup  sync.WaitGroup // cgroup removals under way
 }
 
 // New probes the kernel (see [Probe]) and returns a sandbox at level. At
@@ -88,6 +91,7 @@ func (s *Sandbox) Missing() []string { return s.missing }
 
 // Close removes the sandbox's temp and cgroup directories.
 func (s *Sandbox) Close() error {
+	s.cleanup.Wait()
 	s.closeCgroups()
 	if s.tmpRoot != "" {
 		return os.RemoveAll(s.tmpRoot)
@@ -103,15 +107,15 @@ func (s *Sandbox) closeCgroups() {
 
 // confineFor returns what a child applies under this sandbox; exec children
 // (bash) also get the address-space limit.
-func (s *Sandbox) confineFor(forExec bool) confine {
+func (s *Sandbox) confineFor(forExec bool) child.Confine {
 	p, f := s.policy, s.features
-	c := confine{
+	c := child.Confine{
 		MountProc: f.ProcMount && s.flags&syscall.CLONE_NEWNS != 0,
 		Landlock:  f.LandlockABI >= 1,
 		TCP:       f.LandlockABI >= 4,
 		Ports:     p.AllowPorts,
 		ReadOnly:  p.ReadOnly,
-		Rlimits:   rlimits{CPUSeconds: uint64(p.CPUTime.Seconds()), FSize: p.FileSize, NoFile: p.OpenFiles},
+		Rlimits:   child.Rlimits{CPUSeconds: uint64(p.CPUTime.Seconds()), FSize: p.FileSize, NoFile: p.OpenFiles},
 	}
 	if forExec {
 		c.Rlimits.AS = p.Memory
@@ -125,7 +129,7 @@ func (s *Sandbox) confineFor(forExec bool) confine {
 // command returns the unstarted child for req (for an exec child, req.Env
 // is the caller's environment, replaced by [cleanEnv]) and what to release after it
 // has ended: its temp directory and cgroup.
-func (s *Sandbox) command(req request, forExec bool) (*exec.Cmd, func(), error) {
+func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), error) {
 	req.Confine = s.confineFor(forExec)
 	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
 	if err != nil {
@@ -143,7 +147,12 @@ func (s *Sandbox) command(req request, forExec bool) (*exec.Cmd, func(), error) 
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
 		req.Confine.Cgroup = procs
-		release = func() { done(); _ = os.RemoveAll(tmp) }
+		// The cgroup empties a moment after the child is reaped; removing it
+		// off the call's path keeps that wait out of every call.
+		release = func() {
+			_ = os.RemoveAll(tmp)
+			s.cleanup.Go(done)
+		}
 	}
 	cmd, err := childCommand(req, s.flags)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 	"os/exec"
 	"strings"
 
@@ -57,11 +58,11 @@ type launcher struct{ s *Sandbox }
 // PATH is the system directories, HOME and PWD the workspace, TMPDIR the
 // call's own temp directory.
 func (l launcher) Command(dir string, argv, env []string) (*exec.Cmd, func(), error) {
-	return l.s.command(request{Mode: modeExec, Workspace: dir, Argv: argv, Env: env}, true)
+	return l.s.command(child.Request{Mode: child.ModeExec, Workspace: dir, Argv: argv, Env: env}, true)
 }
 
 func cleanEnv(dir, tmp string, env []string) []string {
-	out := []string{"PATH=" + defaultPath, "HOME=" + dir, "PWD=" + dir, "TMPDIR=" + tmp}
+	out := []string{"PATH=" + child.DefaultPath, "HOME=" + dir, "PWD=" + dir, "TMPDIR=" + tmp}
 	kept := map[string]bool{"LANG": true, "LC_ALL": true, "TZ": true, "TERM": true}
 	for _, kv := range env {
 		if k, _, ok := strings.Cut(kv, "="); ok && kept[k] {
@@ -96,7 +97,11 @@ func (c *confined) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		_ = sub.Close() // a directory handle
 	}
 	lines, bytesMax := c.set.OutputLimit()
-	req := request{Mode: modeTool, Workspace: dir, Tool: name, Call: &call, Lines: lines, Bytes: bytesMax}
+	callJSON, err := json.Marshal(call)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	req := child.Request{Mode: child.ModeTool, Workspace: dir, Tool: name, Call: callJSON, Lines: lines, Bytes: bytesMax}
 	cmd, release, err := c.sb.command(req, false)
 	if err != nil {
 		return tool.Result{}, err
@@ -119,17 +124,21 @@ func (c *confined) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("sandbox: %s: %v: %s", name, err, strings.TrimSpace(errb.String()))
 	}
-	var resp response
+	var resp child.Response
 	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
 		return tool.Result{}, fmt.Errorf("sandbox: %s: decode the result: %w", name, err)
 	}
 	if resp.Error != "" {
 		return tool.Result{}, &childError{msg: resp.Error, kind: resp.Kind}
 	}
-	if resp.Result == nil {
+	var res tool.Result
+	if len(resp.Result) == 0 {
 		return tool.Result{}, fmt.Errorf("sandbox: %s: the child returned no result", name)
 	}
-	return *resp.Result, nil
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		return tool.Result{}, fmt.Errorf("sandbox: %s: decode the result: %w", name, err)
+	}
+	return res, nil
 }
 
 // childError is a tool's error as the child reported it.

@@ -1,4 +1,4 @@
-package sandbox
+package child
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 )
 
-// defaultPath is the PATH of every confined command: system directories
+// DefaultPath is the PATH of every confined command: system directories
 // only, all of them readable under the Landlock rules below.
-const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 // systemDirs may be read and executed by every confined call.
 var systemDirs = []string{"/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin", "/opt"}
@@ -39,11 +39,11 @@ var netEtcDirs = []string{"/etc/ssl", "/etc/ca-certificates", "/etc/pki"}
 // devFiles may be read and written; nothing else of /dev is reachable.
 var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random"}
 
-// apply confines the calling process as req says, in this order: join the
+// Apply confines the calling process as req says, in this order: join the
 // call's cgroup, private mounts with a fresh /proc, resource limits,
 // Landlock, then the working directory. Anything asked for that fails is an
 // error: the parent asked only for what the probe found.
-func apply(req request) error {
+func Apply(req Request) error {
 	c := req.Confine
 	if c.Cgroup != "" {
 		if err := os.WriteFile(c.Cgroup, []byte("0"), 0); err != nil {
@@ -73,7 +73,7 @@ func apply(req request) error {
 // only the child's PID namespace and hides /run (where sockets such as
 // docker.sock live, which Landlock below ABI 9 does not guard) under an empty
 // read-only tmpfs.
-func mountPrivate(req request) error {
+func mountPrivate(req Request) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
@@ -100,7 +100,7 @@ func under(dir, p string) bool {
 	return real == dir || strings.HasPrefix(real, dir+"/")
 }
 
-func setRlimits(r rlimits) error {
+func setRlimits(r Rlimits) error {
 	set := func(name string, res int, v uint64) error {
 		if v == 0 {
 			return nil
@@ -136,7 +136,7 @@ func setRlimits(r rlimits) error {
 // sandbox's boundary (ABI 6). With ABI above 7 the newer rights apply too
 // (V11, best effort down to what the kernel has; the parent refuses a kernel
 // below what the level requires before it gets here).
-func restrict(req request) error {
+func restrict(req Request) error {
 	c := req.Confine
 	rw := []string{req.Workspace}
 	if req.Tmp != "" {
