@@ -112,13 +112,15 @@ func (c *confined) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if err := cmd.Start(); err != nil {
 		return tool.Result{}, fmt.Errorf("sandbox: start %s: %w", name, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var werr error
+	done := make(chan struct{})
+	go func() { werr = cmd.Wait(); close(done) }()
 	select {
-	case err = <-done:
+	case <-done:
+		err = werr
 	case <-ctx.Done():
 		_ = cmd.Process.Kill() // gone already is fine
-		<-done
+		<-done                 // killed: its exit status says nothing
 		return tool.Result{}, ctx.Err()
 	}
 	if err != nil {

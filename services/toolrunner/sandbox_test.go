@@ -55,7 +55,7 @@ func TestSandboxStopsAToolCallAttacker(t *testing.T) {
 	must(os.Symlink(outside, filepath.Join(ws, "out")))
 	must(os.Link(filepath.Join(outside, "secret"), filepath.Join(ws, "hard")))
 	must(syscall.Mknod(filepath.Join(ws, "mem"), syscall.S_IFCHR|0o644, 1<<8|1)) // /dev/mem's numbers
-	ln, err := net.Listen("tcp", "127.0.0.1:0")                                     // any TCP port (the gateway's, say)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")                                  // any TCP port (the gateway's, say)
 	must(err)
 	defer func() { _ = ln.Close() }()
 	natsPort := strings.TrimPrefix(c.url[strings.LastIndex(c.url, ":"):], ":")
