@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/compactor"
@@ -38,6 +39,7 @@ type platformConfig struct {
 	Script        string // scripted provider script file, optional
 	Model         string // default model of new sessions
 	SyncAlways    bool
+	Sandbox       sandbox.Level // of the embedded toolrunner; zero: required
 	Logger        *slog.Logger
 }
 
@@ -137,7 +139,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg})
+		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox})
 	if err != nil {
 		return fail(err)
 	}

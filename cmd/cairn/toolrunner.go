@@ -2,11 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/services/toolrunner"
 	"github.com/spf13/cobra"
 )
@@ -18,6 +21,12 @@ func newToolrunnerCmd(e *env) *cobra.Command {
 		Long: `Run a tool worker. It takes calls of its pool from the CAIRN_TOOLS work queue
 (any number of toolrunners share a pool), runs them with the built-in tools
 confined to --workspace-root, and stores each result in CAIRN_RESULTS.
+
+Every call runs in a sandbox (--sandbox, default required): Landlock, new
+user/mount/PID/network namespaces and resource limits, in a child the
+toolrunner starts for the call (docs/tools.md, "Sandbox"). required refuses
+to start where the kernel lacks a layer, naming it; best-effort confines
+with what there is; off runs calls unconfined and says so at every start.
 
 SIGTERM or SIGINT: stop taking calls, let running ones finish for
 --shutdown-timeout, hand the rest back; a second signal exits at once.`,
@@ -35,10 +44,22 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	name := f.String("name", "", "worker name in results and logs (default host-pid)")
 	checkOnly := f.Bool("check-only", false, "only check that streams and buckets exist; do not create them")
 	replicas := f.Int("replicas", 1, "replicas of the streams and buckets it creates")
+	sandboxLevel := addSandboxFlag(c)
+	allowPorts := f.String("sandbox-allow-ports", envOr("CAIRN_SANDBOX_ALLOW_PORTS", ""),
+		"TCP ports tool calls may connect to, comma-separated (env CAIRN_SANDBOX_ALLOW_PORTS; default none: no network)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		level, err := sandbox.ParseLevel(*sandboxLevel)
+		if err != nil {
+			return usagef("--sandbox: %v", err)
+		}
+		ports, err := parsePorts(*allowPorts)
+		if err != nil {
+			return usagef("--sandbox-allow-ports: %v", err)
+		}
 		cfg := toolrunner.Config{NATSURL: *natsURL, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool,
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
-			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: newLogger(e, "toolrunner")}
+			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: newLogger(e, "toolrunner"),
+			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}
@@ -65,4 +86,26 @@ func envInt(key string, def int) int {
 		return v
 	}
 	return def
+}
+
+// addSandboxFlag adds --sandbox (env CAIRN_SANDBOX) to c.
+func addSandboxFlag(c *cobra.Command) *string {
+	return c.Flags().String("sandbox", envOr("CAIRN_SANDBOX", "required"),
+		"confinement of tool calls: required, best-effort or off (env CAIRN_SANDBOX)")
+}
+
+// parsePorts reads a comma-separated list of TCP ports.
+func parsePorts(s string) ([]uint16, error) {
+	var ports []uint16
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("%q is not a TCP port (1-65535)", f)
+		}
+		ports = append(ports, uint16(n))
+	}
+	return ports, nil
 }

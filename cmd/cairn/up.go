@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/spf13/cobra"
 )
@@ -22,14 +23,19 @@ func newUpCmd(e *env) *cobra.Command {
 	script := c.Flags().String("script", envOr("CAIRN_SCRIPT", ""), "script file of the scripted provider (env CAIRN_SCRIPT)")
 	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "default model of new sessions, provider/model (env CAIRN_MODEL)")
 	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
+	sandboxLevel := addSandboxFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		level, err := sandbox.ParseLevel(*sandboxLevel)
+		if err != nil {
+			return usagef("--sandbox: %v", err)
+		}
 		abs, err := filepath.Abs(*data)
 		if err != nil {
 			return err
 		}
 		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
-			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Logger: log})
+			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, Logger: log})
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,11 +97,16 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
 	}
 	defer func() { _ = pr.Close() }() // the read end: nothing to lose
-	cmd := exec.Command("bash", "-c", a.Command)
-	cmd.Dir = ws.dir
-	cmd.Env = t.env.commandEnv(ws.dir)
+	cmd, done, err := t.env.launch.Command(ws.dir, []string{"bash", "-c", a.Command}, t.env.commandEnv(ws.dir))
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("bash: %w", errors.Join(err, pw.Close()))
+	}
+	defer done()
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: stdout and stderr interleave in order
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	if err := cmd.Start(); err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", errors.Join(err, pw.Close()))
 	}

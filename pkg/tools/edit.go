@@ -108,6 +108,8 @@ func (t *editTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%s is not a regular file", a.Path), nil), nil
+	case linked(fi):
+		return tool.Result{}, ws.refuseLinked(a.Path, fi)
 	case fi.Size() > MaxEditBytes:
 		return errorResult(fmt.Sprintf("%s is %s, over the %s edit limit; use bash (sed) for large files", a.Path, formatSize(fi.Size()), formatSize(MaxEditBytes)), nil), nil
 	}

@@ -118,6 +118,9 @@ func (t *grepTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		if a.Glob != "" && sp.isDir && !globMatch(a.Glob, sp.sub(p)) {
 			return nil
 		}
+		if fi, err := d.Info(); err != nil || linked(fi) {
+			return nil // hard-linked files may be outside the workspace: skipped
+		}
 		name := sp.name(p)
 		f, err := sp.fsys.Open(p)
 		if err != nil {

@@ -94,12 +94,15 @@ func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%s is not a regular file (%s)", a.Path, fi.Mode().Type()), nil), nil
 	}
+	if err := ws.refuseLinked(a.Path, fi); err != nil {
+		return tool.Result{}, err
+	}
 	f, err := ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
 	}
 	defer func() { _ = f.Close() }() // opened read-only
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() || linked(fi) {
 		return errorResult(fmt.Sprintf("%s changed while being opened; try again", a.Path), nil), nil
 	}
 	head := make([]byte, sniffLen)

@@ -26,6 +26,7 @@ type env struct {
 	bashMax     time.Duration // largest timeout a call may ask for
 	bashEnv     []string      // nil: the minimal default
 	updateEvery time.Duration // bash partial updates, at most this often
+	launch      Launcher      // starts bash commands
 }
 
 // Option configures [New].
@@ -88,6 +89,7 @@ func New(root string, opts ...Option) (*Set, error) {
 		bashTimeout: 180 * time.Second,
 		bashMax:     time.Hour,
 		updateEvery: 100 * time.Millisecond,
+		launch:      directLauncher{},
 	}
 	for _, o := range opts {
 		if err := o(e); err != nil {
@@ -134,3 +136,6 @@ func (e *env) workspace(call tool.Call) (*Workspace, func(), error) {
 	}
 	return ws, func() { _ = ws.Close() }, nil // an os.Root: a directory handle, nothing buffered
 }
+
+// OutputLimit returns the lines and bytes every tool's text output is capped at.
+func (s *Set) OutputLimit() (lines, bytes int) { return s.env.out.lines, s.env.out.bytes }

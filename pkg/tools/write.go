@@ -69,6 +69,10 @@ func (t *writeTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Res
 		return errorResult(fmt.Sprintf("%s is a directory; give a file path", a.Path), nil), nil
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%s is not a regular file (%s)", a.Path, fi.Mode().Type()), nil), nil
+	case err == nil:
+		if err := ws.refuseLinked(a.Path, fi); err != nil {
+			return tool.Result{}, err
+		}
 	}
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := ws.root.MkdirAll(dir, 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,8 +38,16 @@ type Config struct {
 	// Name identifies the runner in results and logs; default host-pid.
 	Name string
 	// Tools are the tools served; default the built-in tools (pkg/tools:
-	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot.
+	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot, each call
+	// confined by the sandbox. Tools given here run as they are.
 	Tools []tool.Tool
+	// Sandbox is how strictly built-in tool calls are confined (pkg/sandbox);
+	// default sandbox.Required, which makes Run fail, naming what is missing,
+	// where the kernel cannot confine them.
+	Sandbox sandbox.Level
+	// SandboxPolicy is what a confined call may use (allowed TCP ports,
+	// limits); default sandbox.Policy's defaults: no network.
+	SandboxPolicy sandbox.Policy
 	// CheckOnly makes the runner only check that the streams and buckets exist
 	// instead of creating the missing ones; default false (create).
 	CheckOnly bool
@@ -81,6 +90,12 @@ func (c Config) Validate() error {
 	}
 	if c.Replicas < 0 || c.Replicas > 5 {
 		return fieldErr("replicas", "must be 1-5, got %d", c.Replicas)
+	}
+	if c.Sandbox < sandbox.Required || c.Sandbox > sandbox.Off {
+		return fieldErr("sandbox", "unknown level %d", int(c.Sandbox))
+	}
+	if err := c.SandboxPolicy.Validate(); err != nil {
+		return fieldErr("sandboxPolicy", "%v", err)
 	}
 	for i, t := range c.Tools {
 		if t == nil {

@@ -2,6 +2,7 @@ package toolrunner
 
 import (
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -14,7 +15,7 @@ type metrics struct {
 
 // newMetrics registers the runner's series into reg (Config.Registry), which
 // refuses a name registered there before.
-func newMetrics(reg *prometheus.Registry, running func() float64) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, running func() float64, level func() string) (*metrics, error) {
 	m := &metrics{
 		reg: reg,
 		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_toolrunner_results_total",
@@ -24,7 +25,9 @@ func newMetrics(reg *prometheus.Registry, running func() float64) (*metrics, err
 	}
 	m.queue = newQueueCollector()
 	for _, c := range []prometheus.Collector{m.results, m.duration, m.queue,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_toolrunner_running_calls", Help: "Tool calls executing now."}, running)} {
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_toolrunner_running_calls", Help: "Tool calls executing now."}, running),
+		levelCollector{level: level, desc: prometheus.NewDesc("cairn_toolrunner_sandbox_level",
+			"1 for the sandbox level in force (label level: required, best-effort, off), 0 for the others.", []string{"level"}, nil)}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -42,4 +45,27 @@ func (m *metrics) observe(r events.ToolResult) {
 	}
 	m.results.WithLabelValues(r.ToolName, outcome).Inc()
 	m.duration.WithLabelValues(r.ToolName).Observe(float64(r.DurationMs) / 1000)
+}
+
+// levelCollector reports the sandbox level in force once Run has made the
+// sandbox; before that, nothing.
+type levelCollector struct {
+	level func() string
+	desc  *prometheus.Desc
+}
+
+func (c levelCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c levelCollector) Collect(ch chan<- prometheus.Metric) {
+	cur := c.level()
+	if cur == "" {
+		return
+	}
+	for _, l := range sandbox.Levels {
+		v := 0.0
+		if l.String() == cur {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, l.String())
+	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
-	"github.com/cairn-agents/cairn/pkg/tools"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,6 +20,7 @@ type Runner struct {
 	cfg      Config
 	metrics  *metrics
 	server   atomic.Pointer[toolbus.Server]
+	sandbox  atomic.Pointer[sandbox.Sandbox]
 	httpAddr atomic.Pointer[string]
 }
 
@@ -45,7 +46,7 @@ func New(cfg Config) (*Runner, error) {
 			return float64(s.Running())
 		}
 		return 0
-	})
+	}, r.SandboxLevel)
 	if err != nil {
 		return nil, fmt.Errorf("toolrunner: register metrics: %w", err)
 	}
@@ -56,6 +57,31 @@ func New(cfg Config) (*Runner, error) {
 func (r *Runner) Ready() bool {
 	s := r.server.Load()
 	return s != nil && s.Ready()
+}
+
+// SandboxLevel returns the sandbox level in force ("required",
+// "best-effort" or "off"), or "" before Run has made the sandbox.
+func (r *Runner) SandboxLevel() string {
+	if sb := r.sandbox.Load(); sb != nil {
+		return sb.Level().String()
+	}
+	return ""
+}
+
+// Readiness is /readyz's answer: ready, and the sandbox level in force with
+// what it lacks (best-effort).
+func (r *Runner) Readiness() (bool, any) {
+	body := map[string]any{"ready": r.Ready()}
+	if sb := r.sandbox.Load(); sb != nil {
+		body["sandbox"] = sb.Level().String()
+		if m := sb.Missing(); len(m) > 0 && sb.Level() != sandbox.Off {
+			body["sandboxMissing"] = m
+		}
+	}
+	if !r.Ready() {
+		body["reason"] = "starting"
+	}
+	return r.Ready(), body
 }
 
 // HTTPAddr returns the address of the ops endpoints (/healthz, /readyz, /metrics) once it listens, or "".
@@ -73,6 +99,18 @@ func (r *Runner) HTTPAddr() string {
 func (r *Runner) Run(ctx context.Context) error {
 	c := r.cfg
 	log := c.Logger.With("service", "toolrunner")
+	// The sandbox first: at level required a kernel that cannot confine
+	// stops the runner before it takes a call.
+	sb, err := sandbox.New(c.Sandbox, c.SandboxPolicy, log)
+	if err != nil {
+		return fmt.Errorf("toolrunner: %w", err)
+	}
+	defer func() {
+		if err := sb.Close(); err != nil {
+			log.Warn("toolrunner: remove the sandbox's directories", "err", err)
+		}
+	}()
+	r.sandbox.Store(sb)
 	nc, err := nats.Connect(c.NATSURL, nats.Name("cairn toolrunner "+c.Pool), nats.MaxReconnects(-1),
 		nats.ReconnectWait(500*time.Millisecond))
 	if err != nil {
@@ -101,7 +139,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	tl := c.Tools
 	if len(tl) == 0 {
-		set, err := tools.New(c.WorkspaceRoot)
+		set, confined, err := sb.Tools(c.WorkspaceRoot)
 		if err != nil {
 			return fmt.Errorf("toolrunner: built-in tools: %w", err)
 		}
@@ -110,10 +148,10 @@ func (r *Runner) Run(ctx context.Context) error {
 				log.Warn("toolrunner: close the workspace", "err", err)
 			}
 		}()
-		tl = set.All()
+		tl = confined
 	}
 	if c.HTTPAddr != "" {
-		hs, err := opshttp.Listen(c.HTTPAddr, opshttp.Handler(opshttp.Config{Ready: r.Ready, Gatherer: r.metrics.reg}))
+		hs, err := opshttp.Listen(c.HTTPAddr, opshttp.Handler(opshttp.Config{Readiness: r.Readiness, Gatherer: r.metrics.reg}))
 		if err != nil {
 			return fmt.Errorf("toolrunner: http listen %s: %w", c.HTTPAddr, err)
 		}
@@ -140,7 +178,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.server.Store(s)
 	r.metrics.queue.watch(js, names.ToolsStream(), names.ToolPoolConsumer(c.Pool), c.Pool)
-	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr())
+	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr(),
+		"sandbox", sb.Level().String())
 	err = s.Wait()
 	if derr := drain(nc); derr != nil {
 		log.Warn("nats drain", "err", derr)

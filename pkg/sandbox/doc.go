@@ -1,0 +1,59 @@
+// Package sandbox confines each built-in tool call (DESIGN §10). The
+// toolrunner is never confined itself: for every call it re-executes its own
+// binary (/proc/self/exe, argv[0] "cairn-sandbox-child"; this package's init
+// recognises it, so cairn and any test binary linking the package can be the
+// child) in new namespaces; the child confines itself and then runs the tool.
+// bash's child execs `bash -c`; the file tools (read, write, edit, grep,
+// find, ls) run their Go code inside the child, the call coming in on stdin
+// and the result going out on stdout, as a second layer under pkg/tools'
+// path checks.
+//
+// # What a call gets
+//
+//   - Namespaces (when the kernel allows unprivileged user namespaces):
+//     user, mount, PID, IPC, UTS and, unless ports are allowed, network (only
+//     a downed loopback). Root maps to root, anyone else to itself. The PID
+//     namespace hides every other process; the child mounts a /proc of its
+//     own, so /proc/<toolrunner>/environ does not exist for it, and an empty
+//     read-only tmpfs over /run (host sockets such as docker.sock).
+//   - Landlock (ABI 7 on the machines Cairn runs on; best effort down to the
+//     kernel's): the call's workspace and a per-call temp directory (TMPDIR)
+//     read-write; /usr, /bin, /lib*, /sbin, /opt, a short list of /etc files
+//     (ld.so.cache, localtime, nsswitch.conf, gitconfig, alternatives, ...;
+//     not passwd, shadow or hosts) and Policy.ReadOnly read-only; /dev/null,
+//     zero, full, random, urandom; /proc only when it is the child's own.
+//     TCP (ABI 4): no bind, connect only to Policy.AllowPorts. Scopes (ABI
+//     6): no signals to and no abstract sockets of processes outside.
+//   - Limits: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_AS (bash
+//     only; the Go file tools are ours), and a process count: a pids cgroup
+//     per call (pids.max) when the toolrunner runs as root with a writable
+//     pids hierarchy (cgroup v2 delegated, else v1), or RLIMIT_NPROC in the
+//     call's user namespace otherwise.
+//   - A clean environment: PATH of system directories, HOME and PWD the
+//     workspace, TMPDIR, and LANG, LC_ALL, TZ, TERM; nothing else of the
+//     toolrunner's (no keys, no NATS credentials, no CAIRN_*).
+//
+// Not enforced: hosts (a listed port is open on every host), UDP when ports
+// are allowed (no network namespace then), Multipath TCP sockets (Landlock
+// does not see them), connecting to path-named unix sockets outside /run
+// below Landlock ABI 9, and disk use as a whole (RLIMIT_FSIZE bounds each
+// file, not their sum).
+//
+// # Levels
+//
+// [New] probes the machine ([Probe]) and, at [Required], refuses with
+// [ErrUnavailable] naming each missing layer; [BestEffort] logs what is
+// missing and applies the rest; [Off] logs a warning and confines nothing.
+//
+// # Errors
+//
+// A call that breaks a rule fails as the kernel says (EACCES, EPERM,
+// ENETUNREACH, SIGXCPU, SIGXFSZ, EAGAIN on fork): an ordinary result the
+// model sees. A child that cannot confine itself exits 125 with "sandbox:"
+// and the reason; the call fails, the toolrunner keeps serving.
+//
+// # Concurrency
+//
+// A [Sandbox] is safe for concurrent use; each call has its own child, temp
+// directory and cgroup, removed when the call ends.
+package sandbox

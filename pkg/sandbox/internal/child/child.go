@@ -1,0 +1,129 @@
+package child
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// maxRequest bounds what the child reads from its stdin.
+const maxRequest = 64 << 20
+
+// ExitSetup is the child's exit code when it could not confine itself.
+const ExitSetup = 125
+
+// Pending is the request of a ModeTool child, for pkg/sandbox's init; nil
+// in every other process.
+var Pending *Request
+
+// init runs the child when the binary was started with argv[0] = Arg0: the
+// toolrunner re-executes its own binary (/proc/self/exe), cairn or a test
+// binary alike, and the child never reaches main or the tests.
+func init() {
+	if len(os.Args) == 0 || os.Args[0] != Arg0 {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	if err != nil {
+		os.Exit(Fail(fmt.Errorf("read the request: %w", err)))
+	}
+	var req Request
+	if err := json.Unmarshal(data, &req); err != nil {
+		os.Exit(Fail(fmt.Errorf("decode the request: %w", err)))
+	}
+	if err := nullStdin(); err != nil {
+		os.Exit(Fail(err))
+	}
+	switch req.Mode {
+	case ModeProbe:
+		os.Exit(probe(req))
+	case ModeExec:
+		os.Exit(execArgv(req))
+	case ModeTool:
+		Pending = &req // pkg/sandbox's init runs it
+		return
+	}
+	os.Exit(Fail(fmt.Errorf("unknown mode %q", req.Mode)))
+}
+
+// Fail writes err to stderr and returns ExitSetup.
+func Fail(err error) int {
+	fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
+	return ExitSetup
+}
+
+// nullStdin replaces the request pipe on fd 0 with /dev/null.
+func nullStdin() error {
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open /dev/null: %w", err)
+	}
+	defer func() { _ = syscall.Close(fd) }()
+	if err := syscall.Dup3(fd, 0, 0); err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	return nil
+}
+
+// execArgv confines the process and replaces it with Argv.
+func execArgv(req Request) int {
+	if len(req.Argv) == 0 {
+		return Fail(errors.New("exec: no command"))
+	}
+	bin, err := lookPath(req.Argv[0], req.Env)
+	if err != nil {
+		return Fail(err)
+	}
+	if err := Apply(req); err != nil {
+		return Fail(err)
+	}
+	err = syscall.Exec(bin, req.Argv, req.Env)
+	return Fail(fmt.Errorf("exec %s: %w", bin, err))
+}
+
+// ProbeReport is what the probe child sees from inside its namespaces.
+type ProbeReport struct {
+	LandlockABI int  `json:"landlockABI"`
+	ProcMount   bool `json:"procMount"`
+}
+
+// probe applies what req asks and reports what it found.
+func probe(req Request) int {
+	abi, _ := llsys.LandlockGetABIVersion() // an error means no Landlock: 0
+	p := ProbeReport{LandlockABI: abi}
+	if req.Confine.MountProc {
+		p.ProcMount = mountPrivate(req) == nil
+	}
+	b, _ := json.Marshal(p) // plain fields
+	if err := json.NewEncoder(os.Stdout).Encode(Response{Probe: b}); err != nil {
+		return Fail(err)
+	}
+	return 0
+}
+
+// lookPath finds name in the PATH of env, as bash would be found.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := DefaultPath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH %s", name, path)
+}

@@ -1,0 +1,70 @@
+// Package child is the sandbox child's first part: its init, which runs
+// before the heavier packages of the binary are initialised (it imports
+// only the standard library and go-landlock), reads the request, and for
+// bash confines the process and execs at once. A file tool's request is
+// left in [Pending] for pkg/sandbox's init, which runs the tool's Go code.
+//
+// # Errors
+//
+// A child that cannot confine itself exits [ExitSetup] with "sandbox:" and
+// the reason on stderr.
+package child
+
+import (
+	"encoding/json"
+)
+
+// Arg0 is the argv[0] that makes a process started from this binary
+// the sandbox child instead of itself (see this package's init).
+const Arg0 = "cairn-sandbox-child"
+
+// Modes of the child.
+const (
+	ModeExec  = "exec"  // confine, then exec Argv (bash -c)
+	ModeTool  = "tool"  // confine, then run a built-in file tool in Go
+	ModeProbe = "probe" // report what confinement the child could apply
+)
+
+// Request is what the parent writes to the child's stdin, as JSON, then
+// closes. The child reads it before anything else and puts /dev/null on its
+// stdin before it runs a tool.
+type Request struct {
+	Mode      string          `json:"mode"`
+	Workspace string          `json:"workspace"`     // read-write, the working directory
+	Tmp       string          `json:"tmp,omitempty"` // read-write, TMPDIR
+	Confine   Confine         `json:"confine"`
+	Argv      []string        `json:"argv,omitempty"`  // ModeExec
+	Env       []string        `json:"env,omitempty"`   // ModeExec: the whole environment
+	Tool      string          `json:"tool,omitempty"`  // ModeTool
+	Call      json.RawMessage `json:"call,omitempty"`  // ModeTool: a tool.Call
+	Lines     int             `json:"lines,omitempty"` // ModeTool output limit
+	Bytes     int             `json:"bytes,omitempty"`
+}
+
+// Confine is what the child applies, decided by the parent from the probe
+// and the level. A layer asked for that cannot be applied fails the call.
+type Confine struct {
+	MountProc bool     `json:"mountProc"` // private mounts, a fresh /proc, an empty /run
+	Landlock  bool     `json:"landlock"`
+	TCP       bool     `json:"tcp"` // Landlock TCP rules (ABI >= 4)
+	Ports     []uint16 `json:"ports,omitempty"`
+	ReadOnly  []string `json:"readOnly,omitempty"`
+	Cgroup    string   `json:"cgroup,omitempty"` // cgroup.procs file to join
+	Rlimits   Rlimits  `json:"rlimits"`
+}
+
+type Rlimits struct {
+	CPUSeconds uint64 `json:"cpu"`
+	AS         uint64 `json:"as"` // 0: not set (file tools)
+	FSize      uint64 `json:"fsize"`
+	NoFile     uint64 `json:"nofile"`
+	NProc      uint64 `json:"nproc"` // 0: not set
+}
+
+// Response is what a ModeTool or ModeProbe child writes to stdout.
+type Response struct {
+	Result json.RawMessage `json:"result,omitempty"` // a tool.Result
+	Error  string          `json:"error,omitempty"`
+	Kind   string          `json:"kind,omitempty"` // "outside", "invalid" or ""
+	Probe  json.RawMessage `json:"probe,omitempty"`
+}

@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// ErrUnavailable is matched by the error of [New] at level Required when the
+// kernel lacks a layer; the message names every missing one.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Sandbox starts confined children for tool calls. It is safe for
+// concurrent use; Close it to remove its temp and cgroup directories.
+type Sandbox struct {
+	level    Level
+	policy   Policy
+	features Features
+	missing  []string
+	flags    uintptr  // namespaces of each child
+	cg       *cgroups // nil: no pids cgroup
+	tmpRoot  string   // per-call temp directories live here
+	log      *slog.Logger
+	cleanup  sync.WaitGroup // cgroup removals under way
+}
+
+// New probes the kernel (see [Probe]) and returns a sandbox at level. At
+// Required it fails with [ErrUnavailable] naming what is missing; at
+// BestEffort it logs what is missing and confines with the rest; at Off it
+// logs a warning and confines nothing.
+func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Sandbox{level: level, policy: policy.withDefaults(), log: log}
+	if level == Off {
+		log.Warn("sandbox off: tool calls run unconfined, with every permission of the toolrunner (--sandbox off)")
+		return s, nil
+	}
+	s.features = Probe()
+	s.missing = s.features.Missing(s.policy)
+	if len(s.missing) > 0 && level == Required {
+		return nil, fmt.Errorf("%w: the kernel or the process lacks %s; run where they exist or choose --sandbox best-effort",
+			ErrUnavailable, strings.Join(s.missing, ", "))
+	}
+	if s.features.UserNS {
+		s.flags = namespaces
+		if s.features.NetNS && len(s.policy.AllowPorts) == 0 {
+			s.flags |= syscall.CLONE_NEWNET
+		}
+	}
+	if s.features.Root && s.features.Processes != "" {
+		cg, err := openCgroups()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		s.cg = cg
+	}
+	tmp, err := os.MkdirTemp("", "cairn-sandbox-")
+	if err != nil {
+		s.closeCgroups()
+		return nil, fmt.Errorf("sandbox: temp directory: %w", err)
+	}
+	s.tmpRoot = tmp
+	if len(s.missing) > 0 {
+		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
+			"features", s.features.String())
+	} else {
+		log.Info("sandbox in force", "level", level.String(), "features", s.features.String())
+	}
+	return s, nil
+}
+
+// Level is the level the sandbox was made with.
+func (s *Sandbox) Level() Level { return s.level }
+
+// Features is what the probe found (zero at level Off).
+func (s *Sandbox) Features() Features { return s.features }
+
+// Missing lists what the level Required would need and this machine lacks.
+func (s *Sandbox) Missing() []string { return s.missing }
+
+// Close removes the sandbox's temp and cgroup directories.
+func (s *Sandbox) Close() error {
+	s.cleanup.Wait()
+	s.closeCgroups()
+	if s.tmpRoot != "" {
+		return os.RemoveAll(s.tmpRoot)
+	}
+	return nil
+}
+
+func (s *Sandbox) closeCgroups() {
+	if s.cg != nil {
+		s.cg.close()
+	}
+}
+
+// confineFor returns what a child applies under this sandbox; exec children
+// (bash) also get the address-space limit.
+func (s *Sandbox) confineFor(forExec bool) child.Confine {
+	p, f := s.policy, s.features
+	c := child.Confine{
+		MountProc: f.ProcMount && s.flags&syscall.CLONE_NEWNS != 0,
+		Landlock:  f.LandlockABI >= 1,
+		TCP:       f.LandlockABI >= 4,
+		Ports:     p.AllowPorts,
+		ReadOnly:  p.ReadOnly,
+		Rlimits:   child.Rlimits{CPUSeconds: uint64(p.CPUTime.Seconds()), FSize: p.FileSize, NoFile: p.OpenFiles},
+	}
+	if forExec {
+		c.Rlimits.AS = p.Memory
+	}
+	if !f.Root && f.UserNS {
+		c.Rlimits.NProc = p.Processes
+	}
+	return c
+}
+
+// command returns the unstarted child for req (for an exec child, req.Env
+// is the caller's environment, replaced by [cleanEnv]) and what to release after it
+// has ended: its temp directory and cgroup.
+func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), error) {
+	req.Confine = s.confineFor(forExec)
+	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: temp directory: %w", err)
+	}
+	req.Tmp = tmp
+	if forExec {
+		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
+	}
+	release := func() { _ = os.RemoveAll(tmp) } // best effort: the root goes at Close
+	if s.cg != nil {
+		procs, done, err := s.cg.call(s.policy.Processes)
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+		req.Confine.Cgroup = procs
+		// The cgroup empties a moment after the child is reaped; removing it
+		// off the call's path keeps that wait out of every call.
+		release = func() {
+			_ = os.RemoveAll(tmp)
+			s.cleanup.Go(done)
+		}
+	}
+	cmd, err := childCommand(req, s.flags)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	cmd.Dir = req.Workspace
+	return cmd, release, nil
+}
