@@ -2,7 +2,7 @@
 // object store and shared durable consumer Cairn uses ([Config]) and
 // creates or updates them idempotently ([Apply]); `cairn provision` and
 // `cairn up` run it. The configurations come from the packages that use
-// them (pkg/session, pkg/toolbus, pkg/compactbus, and this package for the
+// them (pkg/session, pkg/toolbus, pkg/compactbus, pkg/budget, and this package for the
 // commands stream and the orchestrator's buckets), so a service that
 // creates a missing object at start creates the same thing. Services never
 // update what exists; they check at start that what they need exists and
