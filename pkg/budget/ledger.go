@@ -49,7 +49,7 @@ type Options struct {
 	Replicas int
 	// Logger; default discards.
 	Logger *slog.Logger
-	// Now is the clock; default time.Now.
+	// Now is the clock of holds and days; default time.Now.
 	Now func() time.Time
 }
 

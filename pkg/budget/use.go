@@ -66,7 +66,7 @@ type Reservation struct {
 // up to Options.Wait for them to settle first. Cancelling ctx stops the
 // wait with ctx's error.
 func (l *Ledger) Reserve(ctx context.Context, tenant, sid string, lim Limits, est Amount) (Reservation, error) {
-	deadline := l.opts.Now().Add(l.opts.Wait)
+	deadline := time.Now().Add(l.opts.Wait) // real time, whatever Options.Now says
 	pause := 20 * time.Millisecond
 	for {
 		day := Day(l.opts.Now())
@@ -105,7 +105,7 @@ func (l *Ledger) Reserve(ctx context.Context, tenant, sid string, lim Limits, es
 			l.hold(key, sid)
 			return Reservation{tenant: tenant, day: day, session: sid, Amount: est}, nil
 		}
-		if over == nil || over.Reserved == 0 || l.settledOver(over) || !l.opts.Now().Before(deadline) {
+		if over == nil || over.Reserved == 0 || l.settledOver(over) || !time.Now().Before(deadline) {
 			return Reservation{}, err
 		}
 		// Spent only counting calls in flight: wait for them to settle.
