@@ -38,7 +38,7 @@ the services set them at start.`,
 				return usagef("--pools: pool name %q: 1-64 characters of A-Z a-z 0-9 _ - expected", p)
 			}
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-provision")
+		nc, js, err := connectNATS(natsURL, "cairn-provision", provision.RoleAdmin, nil)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ the services set them at start.`,
 		if err := waitForLeaders(wctx, js); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", *natsURL, *replicas)
+		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", natsURL.URL, *replicas)
 		return nil
 	}
 	return c

@@ -224,6 +224,7 @@ func orchestratorGrants(n events.Names) grants {
 		g.create("KV_" + b)
 	}
 	g.kv(n.ToolsBucket(), false)
+	g.kv(n.ToolStartsBucket(), false)
 	g.pub("$JS.API.STREAM.UPDATE.KV_" + LeasesBucket(n)) // its TTL follows the lease TTL
 	snaps := session.SnapshotsConfig(n, 1).Bucket
 	g.objects(n.BlobsBucket(), true)
