@@ -23,9 +23,13 @@ per object (created, updated with what changed, or unchanged), then waits
 until every stream has a leader. Refuses, changing nothing, when an existing
 stream differs in a setting that cannot change in place (storage, retention,
 partitions). The leases bucket's TTL and the consumers' AckWait are kept:
-the services set them at start.`,
+the services set them at start.
+
+On a cluster with authentication, connect as the admin (--creds admin.nk);
+` + "`cairn provision users`" + ` creates the users and ` + "`cairn provision certs`" + ` the TLS files.`,
 		Args: cobra.NoArgs,
 	}
+	c.AddCommand(newProvisionUsersCmd(e), newProvisionCertsCmd(e))
 	natsURL := addNATSFlag(c)
 	replicas := c.Flags().Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
 	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools whose shared consumer to create, comma separated")

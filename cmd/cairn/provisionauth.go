@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/spf13/cobra"
+)
+
+func newProvisionUsersCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "users",
+		Short: "create (or read back) every service kind's NATS credentials and print the server's authorization block",
+		Long: `Create the NATS users of a cluster: one nkey per service kind (admin,
+orchestrator, compactor, projector, gateway, and a toolrunner per pool),
+each seed in --out/<user>.nk (mode 0600, directory 0700). Seeds already
+there are kept, so running it again changes nothing. Prints the
+authorization block for every nats-server's configuration (also written to
+--out/auth.conf): the public keys with each user's permissions
+(docs/operations.md has the table). Give each service its own file with
+--creds; cairn provision and operator commands use admin.nk.`,
+		Args: cobra.NoArgs,
+	}
+	out := c.Flags().String("out", "", "directory of the credential files (required)")
+	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools, one user each, comma separated")
+	prefix := c.Flags().String("prefix", events.DefaultPrefix, "namespace of the streams, subjects and buckets")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *out == "" {
+			return usagef("--out is required")
+		}
+		if err := events.ValidatePrefix(*prefix); err != nil {
+			return usagef("--prefix: %v", err)
+		}
+		users, err := provision.Users(events.Names{Prefix: *prefix}, *pools)
+		var fe *events.FieldError
+		if errors.As(err, &fe) {
+			return usagef("--pools: %v", err)
+		}
+		if err != nil {
+			return err
+		}
+		creds, err := provision.EnsureCredentials(*out, users)
+		if err != nil {
+			return err
+		}
+		block := provision.AuthorizationConfig(creds)
+		if err := os.WriteFile(filepath.Join(*out, "auth.conf"), []byte(block), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprint(e.stdout, block)
+		return nil
+	}
+	return c
+}
+
+func newProvisionCertsCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "certs",
+		Short: "create a CA and a NATS server certificate for client and route TLS",
+		Long: `Create the TLS files of a NATS cluster in --out: ca.pem (give it to every
+service, --tls-ca), ca-key.pem (keep it off the servers), server.pem and
+server-key.pem (every node: clients and routes). The server certificate is
+valid for --hosts, may serve and may authenticate as a client (routes
+verify each other). An existing CA in --out is kept, so a renewed server
+certificate stays trusted. Keys are ECDSA P-256, written 0600.`,
+		Args: cobra.NoArgs,
+	}
+	out := c.Flags().String("out", "", "directory of the certificate files (required)")
+	hosts := c.Flags().StringSlice("hosts", nil, "DNS names and IP addresses of the NATS servers, comma separated (required)")
+	validity := c.Flags().Duration("validity", 365*24*time.Hour, "how long the server certificate is valid")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *out == "" {
+			return usagef("--out is required")
+		}
+		if len(*hosts) == 0 {
+			return usagef("--hosts is required: the names clients and routes reach the servers by")
+		}
+		if *validity <= 0 {
+			return usagef("--validity must be positive, got %s", *validity)
+		}
+		if err := provision.WriteCerts(*out, provision.CertOptions{Hosts: *hosts, Validity: *validity}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s, %s, %s and %s in %s for %s\n", provision.CAFile, provision.CAKeyFile,
+			provision.ServerFile, provision.ServerKeyFile, *out, strings.Join(*hosts, ", "))
+		return nil
+	}
+	return c
+}
