@@ -33,7 +33,8 @@ func SeedFile(dir string, u User) string { return filepath.Join(dir, u.Name()+".
 // EnsureCredentials returns a credential for each user, reading its seed
 // file in dir or, when there is none, creating a new nkey and writing it
 // (mode 0600; dir is created 0700). It refuses a seed file or a directory
-// that group or others may read, naming it: a seed is a password.
+// that others may read or the group may write, naming it: a seed is a
+// password.
 func EnsureCredentials(dir string, users []User) ([]Credential, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
@@ -42,8 +43,8 @@ func EnsureCredentials(dir string, users []User) ([]Credential, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("credentials: directory %s has mode %04o; group and others must have no access (chmod 700)", dir, fi.Mode().Perm())
+	if fi.Mode().Perm()&0o027 != 0 {
+		return nil, fmt.Errorf("credentials: directory %s has mode %04o; others must have no access and the group no write (chmod 700)", dir, fi.Mode().Perm())
 	}
 	creds := make([]Credential, 0, len(users))
 	for _, u := range users {
@@ -60,16 +61,17 @@ func EnsureCredentials(dir string, users []User) ([]Credential, error) {
 	return creds, nil
 }
 
-// ReadSeedFile checks the nkey user seed file at path (mode 0600 or
-// stricter, one user seed) and returns its public key. Errors name the
-// file, never its content.
+// ReadSeedFile checks the nkey user seed file at path (one user seed; no
+// access for others, the group at most read, as Kubernetes mounts a Secret
+// with an fsGroup) and returns its public key. Errors name the file, never
+// its content.
 func ReadSeedFile(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("credentials: %w", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("credentials: %s has mode %04o; group and others must have no access (chmod 600)", path, fi.Mode().Perm())
+	if fi.Mode().Perm()&0o037 != 0 {
+		return "", fmt.Errorf("credentials: %s has mode %04o; others must have no access and the group at most read (chmod 600)", path, fi.Mode().Perm())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
