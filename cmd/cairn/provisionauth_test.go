@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,12 +90,24 @@ func TestProvisionCertsWritesTheTLSFiles(t *testing.T) {
 	if !strings.Contains(out, "ca.pem") {
 		t.Fatalf("provision certs printed %q", out)
 	}
-	for _, f := range []string{"ca.pem", "ca-key.pem", "server.pem", "server-key.pem"} {
+	for _, f := range []string{"ca/ca.pem", "ca-key/ca-key.pem", "server/server.pem", "server/server-key.pem", "server/ca.pem"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if code, _, errOut := cairn(t, "provision", "certs", "--out", dir); code != 2 || !strings.Contains(errOut, "--hosts is required") {
 		t.Fatalf("no --hosts: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := cairn(t, "provision", "certs", "--out", dir, "--hosts", "a", "--chown", "me"); code != 2 || !strings.Contains(errOut, "not UID:GID") {
+		t.Fatalf("--chown me: exit %d: %s", code, errOut)
+	}
+	// Each service can be given its own directory only.
+	creds := filepath.Join(t.TempDir(), "creds")
+	mustCairn(t, "provision", "users", "--out", creds, "--per-user", "--chown", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()))
+	for _, u := range []string{"admin", "toolrunner-default", "gateway"} {
+		entries, err := os.ReadDir(filepath.Join(creds, u))
+		if err != nil || len(entries) != 1 || entries[0].Name() != u+".nk" {
+			t.Fatalf("%s/: %v %v, want its seed only", u, entries, err)
+		}
 	}
 }

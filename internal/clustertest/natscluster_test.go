@@ -28,7 +28,7 @@ type natsNode struct {
 // certificates from `cairn provision certs`.
 type security struct {
 	creds string // directory of the seed files
-	tls   string // directory of ca.pem, server.pem, server-key.pem
+	tls   string // directory of ca/, server/ and ca-key/
 	auth  string // the authorization block
 }
 
@@ -47,7 +47,7 @@ func newSecurity(t *testing.T, ctx context.Context, cairn, dir string) *security
 }
 
 // ca is the CA certificate clients verify the servers with.
-func (s *security) ca() string { return filepath.Join(s.tls, "ca.pem") }
+func (s *security) ca() string { return filepath.Join(s.tls, "ca", "ca.pem") }
 
 // flags are the command-line flags that connect as user.
 func (s *security) flags(user string) []string {
@@ -68,7 +68,8 @@ func (s *security) options(t *testing.T) []nats.Option {
 // require and check the peer's certificate (routes).
 func (s *security) tlsBlock(verify bool) string {
 	return fmt.Sprintf("tls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  verify: %t\n  timeout: 5\n}\n",
-		filepath.Join(s.tls, "server.pem"), filepath.Join(s.tls, "server-key.pem"), s.ca(), verify)
+		filepath.Join(s.tls, "server", "server.pem"), filepath.Join(s.tls, "server", "server-key.pem"),
+		filepath.Join(s.tls, "server", "ca.pem"), verify)
 }
 
 // refused returns the lines of the logs of ps's processes where a server

@@ -19,12 +19,16 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
-// Certificate files [WriteCerts] writes in its directory.
+// Certificate files [WriteCerts] writes, relative to its directory. Each
+// directory is what one kind of reader mounts: ca/ the services (the CA
+// certificate only), server/ the NATS nodes, ca-key/ nobody (it signs new
+// server certificates; whoever holds it can join the cluster as a route).
 const (
-	CAFile        = "ca.pem"
-	CAKeyFile     = "ca-key.pem" // 0600; keep it off the servers
-	ServerFile    = "server.pem"
-	ServerKeyFile = "server-key.pem" // 0600
+	CAFile        = "ca/ca.pem"
+	CAKeyFile     = "ca-key/ca-key.pem" // 0600, directory 0700
+	ServerFile    = "server/server.pem" // directory 0700
+	ServerKeyFile = "server/server-key.pem"
+	ServerCAFile  = "server/ca.pem" // the CA again: the nodes verify routes with it
 )
 
 // CertOptions shape [WriteCerts].
@@ -36,7 +40,7 @@ type CertOptions struct {
 	Validity time.Duration
 }
 
-// WriteCerts writes a CA and a server certificate signed by it into dir,
+// WriteCerts writes a CA and a server certificate signed by it under dir,
 // for NATS client and route TLS: the server certificate may serve (clients
 // verify it) and may authenticate as a client (routes between nodes verify
 // each other with it). An existing CA in dir is reused, so certificates
@@ -52,8 +56,10 @@ func WriteCerts(dir string, opts CertOptions) error {
 	if opts.Validity < 0 {
 		return &events.FieldError{Field: "validity", Problem: "must be positive"}
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("certs: %w", err)
+	for sub, mode := range map[string]os.FileMode{"ca": 0o755, "ca-key": 0o700, "server": 0o700} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), mode); err != nil {
+			return fmt.Errorf("certs: %w", err)
+		}
 	}
 	ca, caKey, err := loadCA(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -86,6 +92,9 @@ func WriteCerts(dir string, opts CertOptions) error {
 		return fmt.Errorf("certs: sign the server certificate: %w", err)
 	}
 	if err := writePEM(filepath.Join(dir, ServerFile), "CERTIFICATE", der, 0o644); err != nil {
+		return err
+	}
+	if err := writePEM(filepath.Join(dir, ServerCAFile), "CERTIFICATE", ca.Raw, 0o644); err != nil {
 		return err
 	}
 	return writeKey(filepath.Join(dir, ServerKeyFile), key)

@@ -17,7 +17,7 @@ import (
 func tlsServer(t *testing.T, dir string) *server.Server {
 	t.Helper()
 	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: filepath.Join(dir, provision.ServerFile),
-		KeyFile: filepath.Join(dir, provision.ServerKeyFile), CaFile: filepath.Join(dir, provision.CAFile)})
+		KeyFile: filepath.Join(dir, provision.ServerKeyFile), CaFile: filepath.Join(dir, provision.ServerCAFile)})
 	if err != nil {
 		t.Fatalf("the server cannot load the certificates: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestWriteCertsServesVerifiedTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]os.FileMode{provision.CAKeyFile: 0o600, provision.ServerKeyFile: 0o600,
-		provision.CAFile: 0o644, provision.ServerFile: 0o644} {
+		provision.CAFile: 0o644, provision.ServerFile: 0o644, provision.ServerCAFile: 0o644, "ca-key": 0o700, "server": 0o700} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || fi.Mode().Perm() != want {
 			t.Fatalf("%s: %v %v, want mode %04o", name, fi, err, want)
