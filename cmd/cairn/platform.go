@@ -111,12 +111,12 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// Every connection authenticates, each service as its own NATS user
 	// (pkg/provision's permission table); the seeds are generated at the
 	// first start under <data>/credentials.
-	creds, err := platformCredentials(cfg.DataDir)
+	creds, all, err := platformCredentials(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	var users []embednats.User
-	for _, c := range creds {
+	for _, c := range all {
 		users = append(users, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey,
 			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe})
 	}
@@ -280,21 +280,24 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait}, nil
 }
 
-// platformCredentials returns the credential of every user of `cairn up`
-// by user name, generating the seeds under <data>/credentials at the first
-// start (directory 0700, files 0600).
-func platformCredentials(dataDir string) (map[string]provision.Credential, error) {
+// platformCredentials returns the current credential of every user of
+// `cairn up` by user name, and every credential the server accepts
+// (retiring keys of a rotation included), generating the seeds under
+// <data>/credentials at the first start (directory 0700, files 0600).
+func platformCredentials(dataDir string) (map[string]provision.Credential, []provision.Credential, error) {
 	users, err := provision.Users(events.Names{}, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list, err := provision.EnsureCredentials(filepath.Join(dataDir, "credentials"), users)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	creds := map[string]provision.Credential{}
 	for _, c := range list {
-		creds[c.User.Name()] = c
+		if !c.Retiring {
+			creds[c.User.Name()] = c
+		}
 	}
-	return creds, nil
+	return creds, list, nil
 }

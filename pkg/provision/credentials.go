@@ -25,6 +25,9 @@ type Credential struct {
 	User      User
 	PublicKey string // U..., what the server's config names
 	SeedFile  string
+	// Retiring marks the key of a <name>.nk.old file during a rotation:
+	// the servers still accept it, the services should not use it.
+	Retiring bool
 }
 
 // SeedFile is the name of the seed file of user u in dir.
@@ -32,7 +35,9 @@ func SeedFile(dir string, u User) string { return filepath.Join(dir, u.Name()+".
 
 // EnsureCredentials returns a credential for each user, reading its seed
 // file in dir or, when there is none, creating a new nkey and writing it
-// (mode 0600; dir is created 0700). It refuses a seed file or a directory
+// (mode 0600; dir is created 0700). A <name>.nk.old file beside it (a key
+// being rotated out) adds a second, retiring credential for the user with
+// the same permissions, so the servers accept both while the services roll. It refuses a seed file or a directory
 // that others may read or the group may write, naming it: a seed is a
 // password.
 func EnsureCredentials(dir string, users []User) ([]Credential, error) {
@@ -57,6 +62,12 @@ func EnsureCredentials(dir string, users []User) ([]Credential, error) {
 			return nil, err
 		}
 		creds = append(creds, Credential{User: u, PublicKey: pub, SeedFile: path})
+		old := path + ".old"
+		if pub, err := ReadSeedFile(old); err == nil {
+			creds = append(creds, Credential{User: u, PublicKey: pub, SeedFile: old, Retiring: true})
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	return creds, nil
 }
@@ -133,7 +144,11 @@ func AuthorizationConfig(creds []Credential) string {
 	var b strings.Builder
 	b.WriteString("authorization {\n  users = [\n")
 	for _, c := range creds {
-		fmt.Fprintf(&b, "    # %s\n    {\n      nkey: %q\n", c.User.Name(), c.PublicKey)
+		name := c.User.Name()
+		if c.Retiring {
+			name += " (retiring: remove " + filepath.Base(c.SeedFile) + " when every service has the new key)"
+		}
+		fmt.Fprintf(&b, "    # %s\n    {\n      nkey: %q\n", name, c.PublicKey)
 		if c.User.Role != RoleAdmin {
 			b.WriteString("      permissions: {\n")
 			writeList(&b, "publish", c.User.Permissions.Publish)

@@ -392,3 +392,85 @@ func TestCredentialsFilesAreOwnerOnly(t *testing.T) {
 		t.Fatalf("junk seed: %v", err)
 	}
 }
+
+// TestCredentialsRotate follows docs/operations.md: move the seed aside
+// as <name>.nk.old, provision again (a new key; the servers accept both),
+// roll the services, remove the old file (only the new key is accepted).
+func TestCredentialsRotate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	users, _ := provision.Users(events.Names{}, nil)
+	start := func(creds []provision.Credential) *embednats.Server {
+		var eu []embednats.User
+		for _, c := range creds {
+			eu = append(eu, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey, Publish: c.User.Permissions.Publish,
+				Subscribe: c.User.Permissions.Subscribe})
+		}
+		s, err := embednats.Start(embednats.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Users: eu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Shutdown)
+		return s
+	}
+	canConnect := func(s *embednats.Server, seed string) error {
+		nk, err := nats.NkeyOptionFromSeed(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(s.ClientURL(), nk)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	}
+	first, err := provision.EnsureCredentials(dir, users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := first[len(first)-1] // the gateway's
+	if err := os.Rename(gw.SeedFile, gw.SeedFile+".old"); err != nil {
+		t.Fatal(err)
+	}
+	during, err := provision.EnsureCredentials(dir, users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range during {
+		if c.User.Name() == "gateway" {
+			keys = append(keys, c.PublicKey)
+		}
+	}
+	if len(keys) != 2 || keys[0] == keys[1] || keys[1] != gw.PublicKey {
+		t.Fatalf("during the rotation the gateway has keys %v, want a new one and the old %s", keys, gw.PublicKey)
+	}
+	if !strings.Contains(provision.AuthorizationConfig(during), "retiring") {
+		t.Fatal("the block does not mark the retiring key")
+	}
+	s := start(during)
+	if err := canConnect(s, gw.SeedFile); err != nil {
+		t.Fatalf("the new key: %v", err)
+	}
+	if err := canConnect(s, gw.SeedFile+".old"); err != nil {
+		t.Fatalf("the old key while rolling: %v", err)
+	}
+	old, _ := os.ReadFile(gw.SeedFile + ".old")
+	keep := filepath.Join(t.TempDir(), "old.nk")
+	if err := os.WriteFile(keep, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gw.SeedFile + ".old"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := provision.EnsureCredentials(dir, users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := start(after)
+	if err := canConnect(s2, gw.SeedFile); err != nil {
+		t.Fatalf("the new key after: %v", err)
+	}
+	if err := canConnect(s2, keep); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("the removed key: %v, want refused", err)
+	}
+}
