@@ -71,6 +71,12 @@ type Command struct {
 	// label ("" clears)
 	Label string `json:"label,omitempty"`
 
+	// Principal is who sent the command, as the gateway authenticated it:
+	// "key:<key id>" for an API key, "oidc:<subject>" for an OIDC token.
+	// The gateway sets it and refuses a client's; empty on commands from
+	// before authentication (and from tools that write the stream directly).
+	Principal string `json:"principal,omitempty"`
+
 	Extra Extra `json:"-"`
 }
 
@@ -113,6 +119,7 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	w.OptStr("instructions", c.Instructions)
 	w.OptStr("level", c.Level)
 	w.OptStr("label", c.Label)
+	w.OptStr("principal", c.Principal)
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		w.Key("entryId")
 		w.B = append(w.B, "null"...)
@@ -170,6 +177,9 @@ func (c *Command) validate(entryIDPresent bool) error {
 		if err := validateID("sessionId", "session id", c.SessionID); err != nil {
 			return err
 		}
+	}
+	if err := ValidatePrincipal("principal", c.Principal); err != nil {
+		return err
 	}
 	switch c.Type {
 	case CmdCreate:
@@ -259,6 +269,20 @@ func validateToolNames(names []string) error {
 	for i, n := range names {
 		if err := ValidateToolName("tools["+itoa(i)+"]", n); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// ValidatePrincipal checks a principal id: empty, or at most 256
+// characters of printable ASCII with no space.
+func ValidatePrincipal(field, p string) error {
+	if len(p) > 256 {
+		return fieldErr(field, "must be at most 256 characters, got %d", len(p))
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x21 || p[i] > 0x7e {
+			return fieldErr(field, "has %q at %d; only printable ASCII without spaces is allowed", p[i], i)
 		}
 	}
 	return nil

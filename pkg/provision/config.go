@@ -74,8 +74,8 @@ type Consumer struct {
 
 // Config returns what Cairn needs under names with opts: the session log
 // (pkg/session), the commands stream, the tool protocol (pkg/toolbus), the
-// compaction queue (pkg/compactbus), the orchestrator's buckets, and the
-// shared consumers of the compactors and of each pool's toolrunners. The
+// compaction queue (pkg/compactbus), the orchestrator's buckets, the
+// gateway's API keys bucket, and the shared consumers of the compactors and of each pool's toolrunners. The
 // configurations are the ones the services create when something is
 // missing, with opts.Replicas.
 func Config(n events.Names, opts Options) (Set, error) {
@@ -91,6 +91,7 @@ func Config(n events.Names, opts Options) (Set, error) {
 	s.Streams = append(s.Streams, toolbus.StreamConfigs(n, tb)...)
 	s.Streams = append(s.Streams, compactbus.StreamConfig(n, o.Replicas))
 	s.KeyValues = append(toolbus.BucketConfigs(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
+	s.KeyValues = append(s.KeyValues, KeysBucket(n, o.Replicas))
 	s.ObjectStores = []jetstream.ObjectStoreConfig{session.BlobsConfig(n, o.Replicas), session.SnapshotsConfig(n, o.Replicas)}
 	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: compactbus.ConsumerConfig(n, compactbus.DefaultAckWait)})
 	for _, p := range o.Pools {
