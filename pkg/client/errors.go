@@ -32,6 +32,11 @@ var (
 	// ErrTimeout: the gateway stopped waiting (504). For a command sent with
 	// [WaitApplied] it is stored and will still be applied.
 	ErrTimeout = errors.New("cairn: timed out")
+	// ErrUnauthenticated: the gateway refused the credentials (401): none
+	// were sent, or the token is malformed, unknown, revoked or expired.
+	ErrUnauthenticated = errors.New("cairn: unauthenticated")
+	// ErrForbidden: the principal's role may not do this (403).
+	ErrForbidden = errors.New("cairn: forbidden")
 	// ErrClosed: the event stream was closed by its Close method.
 	ErrClosed = errors.New("cairn: event stream closed")
 )
@@ -88,6 +93,10 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusServiceUnavailable
 	case ErrTimeout:
 		return e.Status == http.StatusGatewayTimeout
+	case ErrUnauthenticated:
+		return e.Status == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.Status == http.StatusForbidden
 	}
 	return false
 }
