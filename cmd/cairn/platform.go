@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
@@ -45,7 +46,12 @@ type platformConfig struct {
 type platform struct {
 	URL  string // the gateway's base URL
 	NATS string // the embedded server's client URL
-	wait func() error
+	// AdminKey is the platform admin key, kept in KeyFile (<data>/admin.key);
+	// NewKey says this start created it.
+	AdminKey secret.Secret
+	KeyFile  string
+	NewKey   bool
+	wait     func() error
 }
 
 // demoScript drives the scripted model when no script is given.
@@ -106,6 +112,12 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		return nil, err
 	}
 	cfg.WorkspaceRoot = root
+	// The admin key of the data directory, made at its first start: the
+	// gateway stores it as the bootstrap admin key (DESIGN §9).
+	adminKey, newKey, err := ensureAdminKey(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.SyncAlways})
 	if err != nil {
@@ -158,7 +170,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		return fail(err)
 	}
 	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(),
-		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg})
+		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg,
+		BootstrapAdminKey: adminKey})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
 	}
@@ -218,5 +231,6 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 			return nil, errors.Join(fmt.Errorf("the platform did not become ready within 30s"), wait())
 		}
 	}
-	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(), wait: wait}, nil
+	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(), wait: wait,
+		AdminKey: adminKey, KeyFile: adminKeyFile(cfg.DataDir), NewKey: newKey}, nil
 }
