@@ -277,13 +277,20 @@ func validateToolNames(names []string) error {
 // ValidatePrincipal checks a principal id: empty, or at most 256
 // characters of printable ASCII with no space.
 func ValidatePrincipal(field, p string) error {
+	if problem := principalProblem(p); problem != "" {
+		return fieldErr(field, "%s", problem)
+	}
+	return nil
+}
+
+func principalProblem(p string) string {
 	if len(p) > 256 {
-		return fieldErr(field, "must be at most 256 characters, got %d", len(p))
+		return "must be at most 256 characters, got " + itoa(len(p))
 	}
 	for i := 0; i < len(p); i++ {
 		if p[i] < 0x21 || p[i] > 0x7e {
-			return fieldErr(field, "has %q at %d; only printable ASCII without spaces is allowed", p[i], i)
+			return "has a character that is not printable ASCII (or a space) at " + itoa(i)
 		}
 	}
-	return nil
+	return ""
 }
