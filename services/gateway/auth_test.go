@@ -486,3 +486,26 @@ func TestOpenAPIDeclaresSecurity(t *testing.T) {
 		}
 	}
 }
+
+// A live event stream opened with an API key ends once the key is revoked.
+func TestRevokedKeyEndsItsStream(t *testing.T) {
+	f := newFixture(t, nil)
+	viewer, id := f.newKey(t, f.admin, RoleViewer, DefaultTenant)
+	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+viewer.Reveal())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("events = %d", resp.StatusCode)
+	}
+	if code, _, _ := f.call(t, "Bearer "+f.admin.Reveal(), "DELETE", "/v1/keys/"+id, ""); code != 200 {
+		t.Fatalf("revoke = %d", code)
+	}
+	body, err := io.ReadAll(resp.Body) // ends when the gateway closes the stream
+	if err != nil || !strings.Contains(string(body), "the API key was revoked") {
+		t.Fatalf("stream after the revocation: %v %q", err, body)
+	}
+}

@@ -246,6 +246,14 @@ func (s *keyStore) check(id string, hash [sha256.Size]byte) (KeyRecord, bool) {
 	return c.rec, true
 }
 
+// active reports whether key id is in the cache and not revoked.
+func (s *keyStore) active(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.mu.keys[id]
+	return ok && c.rec.RevokedAt == nil
+}
+
 // ready reports whether the cache holds every key the bucket held when the
 // watch started.
 func (s *keyStore) ready() bool {
