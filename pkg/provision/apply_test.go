@@ -37,7 +37,7 @@ func startLikeServices(t *testing.T, ctx context.Context, js jetstream.JetStream
 	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, provision.DefaultPartitions, 1, provision.CommandsMaxAge)); err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range provision.OrchestratorBuckets(n, 1, 10*time.Second) {
+	for _, cfg := range append(provision.OrchestratorBuckets(n, 1, 10*time.Second), provision.KeysBucket(n, 1)) { // the gateway's too
 		if _, err := js.CreateKeyValue(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
