@@ -163,7 +163,14 @@ func (s *keyStore) run(ctx context.Context) error {
 		return err
 	}
 	for ctx.Err() == nil {
-		w, err := kv.WatchAll(ctx)
+		// While NATS cannot answer (a node lost, a leader elected) the
+		// watch is retried; the cache keeps answering meanwhile.
+		var w jetstream.KeyWatcher
+		err := jsretry.Do(ctx, func(ctx context.Context) error {
+			var err error
+			w, err = kv.WatchAll(context.WithoutCancel(ctx))
+			return err
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
