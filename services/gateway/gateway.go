@@ -93,7 +93,8 @@ func New(cfg Config) (*Gateway, error) {
 func (g *Gateway) Ready() bool { return g.ready.Load() }
 
 // Handler returns the API's handler (for tests and in-process mounting). The
-// live parts (SSE, ?wait=applied) work only while Run is running.
+// live parts (SSE, ?wait=applied) and API key checks work only while Run is
+// running: before the keys bucket is loaded, /v1 answers 503.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Run serves HTTP on cfg.Addr until ctx is cancelled, then shuts down
