@@ -200,7 +200,8 @@ func gatewayGrants(n events.Names) grants {
 	g.create(events.KVStream(n.OutcomesBucket()))
 	g.kv(n.BudgetsBucket(), true) // budgets: limits set, today's use read
 	g.kv(n.BudgetUseBucket(), false)
-	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket()} {
+	g.kv(n.KeysBucket(), true) // API keys: created, revoked, watched
+	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket(), n.KeysBucket()} {
 		g.create(events.KVStream(b))
 	}
 	g.objects(n.BlobsBucket(), false)
