@@ -118,7 +118,7 @@ func TestPromptOverBudgetRefusedBeforeStored(t *testing.T) {
 		{"/v1/sessions/s-acme/commands?wait=applied", `{"id":"p4","type":"steer","text":"hello"}`},
 	} {
 		req, _ := http.NewRequest("POST", f.url+c.path, strings.NewReader(c.body))
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := f.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,6 +127,9 @@ func (p *platform) waitLog(sid, what string, cond func([]events.Entry) bool) []e
 			d := r.Entry.Type
 			if m := r.Entry.Message; m != nil {
 				d = m.Role + ":" + m.Content.Text()
+				if m.ErrorMessage != "" {
+					d += " (error: " + m.ErrorMessage + ")"
+				}
 			}
 			got = append(got, d+"["+r.Entry.CommandID+"]")
 		}

@@ -80,7 +80,7 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 		t.Helper()
 		before := len(rec.requests())
 		p.send(events.Command{ID: prompt, Type: events.CmdPrompt, SessionID: "s1", Text: "hello " + prompt})
-		es := p.waitLog("s1", "reply to "+prompt, func(es []events.Entry) bool { return named(prompt)(es) && lastText(es) == "ok" })
+		es := p.waitLog("s1", "reply to "+prompt, func(es []events.Entry) bool { return repliedAfter(es, prompt) == "ok" })
 		reqs := rec.requests()
 		prev, next := reqs[before-1], reqs[before]
 		var reply events.Message
@@ -119,6 +119,18 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 		t.Fatalf("shrunk gauge %v once the shrunk session was evicted", g)
 	}
 	check("p3")
+}
+
+// repliedAfter is the text of the last assistant message after the user
+// message of prompt commandID, "" while there is none: the previous
+// prompt's reply, also "ok", must not count.
+func repliedAfter(es []events.Entry, commandID string) string {
+	for i := range es {
+		if m := es[i].Message; m != nil && m.Role == events.RoleUser && es[i].CommandID == commandID {
+			return lastText(es[i+1:])
+		}
+	}
+	return ""
 }
 
 func userOf(es []events.Entry, commandID string) *events.Message {
