@@ -75,7 +75,7 @@ func TestUpRunsEveryServiceAsItsOwnNATSUser(t *testing.T) {
 		t.Fatalf("no credentials: %v, want an authorization violation", err)
 	}
 
-	cl, err := client.New(p.URL)
+	cl, err := client.New(p.URL, client.WithToken(p.AdminKey.Reveal()))
 	if err != nil {
 		t.Fatal(err)
 	}
