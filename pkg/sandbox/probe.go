@@ -113,7 +113,7 @@ func Probe() Features {
 // probeChild starts the child in probe mode with flags and returns its
 // report.
 func probeChild(flags uintptr) (child.ProbeReport, error) {
-	req := child.Request{Mode: child.ModeProbe, Workspace: "/", Confine: child.Confine{MountProc: flags&syscall.CLONE_NEWNS != 0}}
+	req := child.Request{Mode: child.ModeProbe, Workspace: "/", Confine: child.Confine{MountProc: flags&syscall.CLONE_NEWNS != 0, HideRun: true}}
 	cmd, err := childCommand(req, flags)
 	if err != nil {
 		return child.ProbeReport{}, err

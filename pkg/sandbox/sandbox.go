@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,6 +137,7 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 		return nil, nil, fmt.Errorf("sandbox: temp directory: %w", err)
 	}
 	req.Tmp = tmp
+	req.Confine.HideRun = req.Confine.MountProc && !under("/run", req.Workspace) && !under("/run", tmp)
 	if forExec {
 		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
 	}
@@ -161,4 +163,13 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 	}
 	cmd.Dir = req.Workspace
 	return cmd, release, nil
+}
+
+// under reports whether p, its symlinks resolved, is dir or inside it.
+func under(dir, p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		real = p
+	}
+	return real == dir || strings.HasPrefix(real, dir+"/")
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"syscall"
 
@@ -113,17 +113,20 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	path := DefaultPath
+	dirs := DefaultPath
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
+			dirs = v
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
+	for _, dir := range strings.Split(dirs, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := path.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in PATH %s", name, path)
+	return "", fmt.Errorf("%s not found in PATH %s", name, dirs)
 }

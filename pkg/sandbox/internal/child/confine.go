@@ -3,8 +3,6 @@ package child
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -70,9 +68,10 @@ func Apply(req Request) error {
 }
 
 // mountPrivate makes the child's mounts private, mounts a /proc that shows
-// only the child's PID namespace and hides /run (where sockets such as
-// docker.sock live, which Landlock below ABI 9 does not guard) under an empty
-// read-only tmpfs.
+// only the child's PID namespace and, when the parent says the call's
+// directories are not under it (Confine.HideRun), hides /run (where sockets
+// such as docker.sock live, which Landlock below ABI 9 does not guard) under
+// an empty read-only tmpfs.
 func mountPrivate(req Request) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
@@ -80,24 +79,13 @@ func mountPrivate(req Request) error {
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount a fresh /proc: %w", err)
 	}
-	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() && !under("/run", req.Workspace) && !under("/run", req.Tmp) {
+	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() && req.Confine.HideRun {
 		if err := syscall.Mount("tmpfs", "/run", "tmpfs",
 			syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, "size=4k,mode=755"); err != nil {
 			return fmt.Errorf("hide /run: %w", err)
 		}
 	}
 	return nil
-}
-
-func under(dir, p string) bool {
-	if p == "" {
-		return false
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		real = p
-	}
-	return real == dir || strings.HasPrefix(real, dir+"/")
 }
 
 func setRlimits(r Rlimits) error {

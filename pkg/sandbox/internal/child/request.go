@@ -44,7 +44,8 @@ type Request struct {
 // Confine is what the child applies, decided by the parent from the probe
 // and the level. A layer asked for that cannot be applied fails the call.
 type Confine struct {
-	MountProc bool     `json:"mountProc"` // private mounts, a fresh /proc, an empty /run
+	MountProc bool     `json:"mountProc"` // private mounts, a fresh /proc
+	HideRun   bool     `json:"hideRun"`   // with MountProc: an empty /run (the call's directories are not under it)
 	Landlock  bool     `json:"landlock"`
 	TCP       bool     `json:"tcp"` // Landlock TCP rules (ABI >= 4)
 	Ports     []uint16 `json:"ports,omitempty"`
