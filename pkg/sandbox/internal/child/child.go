@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -72,7 +73,8 @@ func nullStdin() error {
 	return nil
 }
 
-// execArgv confines the process and replaces it with Argv.
+// execArgv confines the process and replaces it with Argv, from one OS
+// thread: the one Landlock binds (see apply).
 func execArgv(req Request) int {
 	if len(req.Argv) == 0 {
 		return Fail(errors.New("exec: no command"))
@@ -81,7 +83,8 @@ func execArgv(req Request) int {
 	if err != nil {
 		return Fail(err)
 	}
-	if err := Apply(req); err != nil {
+	runtime.LockOSThread() // never unlocked: the thread execs or the process exits
+	if err := apply(req, true); err != nil {
 		return Fail(err)
 	}
 	err = syscall.Exec(bin, req.Argv, req.Env)
