@@ -28,6 +28,7 @@ type Sandbox struct {
 	cg       *cgroups // nil: no pids cgroup
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
+	pool     *pool          // children started ahead of bash calls; nil at Off
 	cleanup  sync.WaitGroup // cgroup removals under way
 }
 
@@ -72,6 +73,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: temp directory: %w", err)
 	}
 	s.tmpRoot = tmp
+	s.pool = newPool(s)
 	if len(s.missing) > 0 {
 		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
 			"features", s.features.String())
@@ -90,8 +92,12 @@ func (s *Sandbox) Features() Features { return s.features }
 // Missing lists what the level Required would need and this machine lacks.
 func (s *Sandbox) Missing() []string { return s.missing }
 
-// Close removes the sandbox's temp and cgroup directories.
+// Close kills the children waiting for calls and removes the sandbox's
+// temp and cgroup directories. Calls must have ended.
 func (s *Sandbox) Close() error {
+	if s.pool != nil {
+		s.pool.close()
+	}
 	s.cleanup.Wait()
 	s.closeCgroups()
 	if s.tmpRoot != "" {
@@ -131,10 +137,26 @@ func (s *Sandbox) confineFor(forExec bool) child.Confine {
 // is the caller's environment, replaced by [cleanEnv]) and what to release after it
 // has ended: its temp directory and cgroup.
 func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), error) {
+	req, release, err := s.prepare(req, forExec)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd, err := childCommand(req, s.flags)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	cmd.Dir = req.Workspace
+	return cmd, release, nil
+}
+
+// prepare fills in what req's child applies and makes the call's temp
+// directory and cgroup; release removes them after the call has ended.
+func (s *Sandbox) prepare(req child.Request, forExec bool) (child.Request, func(), error) {
 	req.Confine = s.confineFor(forExec)
 	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: temp directory: %w", err)
+		return req, nil, fmt.Errorf("sandbox: temp directory: %w", err)
 	}
 	req.Tmp = tmp
 	req.Confine.HideRun = req.Confine.MountProc && !under("/run", req.Workspace) && !under("/run", tmp)
@@ -146,7 +168,7 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 		procs, done, err := s.cg.call(s.policy.Processes)
 		if err != nil {
 			release()
-			return nil, nil, fmt.Errorf("sandbox: %w", err)
+			return req, nil, fmt.Errorf("sandbox: %w", err)
 		}
 		req.Confine.Cgroup = procs
 		// The cgroup empties a moment after the child is reaped; removing it
@@ -156,13 +178,7 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 			s.cleanup.Go(done)
 		}
 	}
-	cmd, err := childCommand(req, s.flags)
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	cmd.Dir = req.Workspace
-	return cmd, release, nil
+	return req, release, nil
 }
 
 // under reports whether p, its symlinks resolved, is dir or inside it.

@@ -31,7 +31,14 @@ func init() {
 	if len(os.Args) == 0 || os.Args[0] != Arg0 {
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	warm := len(os.Args) > 1 && os.Args[1] == ArgWarm
+	var data []byte
+	var err error
+	if warm {
+		data, err = receive()
+	} else {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	}
 	if err != nil {
 		os.Exit(Fail(fmt.Errorf("read the request: %w", err)))
 	}
@@ -41,6 +48,9 @@ func init() {
 	}
 	if err := nullStdin(); err != nil {
 		os.Exit(Fail(err))
+	}
+	if warm && req.Mode != ModeExec {
+		os.Exit(Fail(fmt.Errorf("a child started ahead runs exec requests only, got %q", req.Mode)))
 	}
 	switch req.Mode {
 	case ModeProbe:
@@ -52,6 +62,40 @@ func init() {
 		return
 	}
 	os.Exit(Fail(fmt.Errorf("unknown mode %q", req.Mode)))
+}
+
+// receive reads a warm child's request from the socket on fd 0: the first
+// byte comes with the descriptor that becomes stdout and stderr, the rest
+// follows up to the socket's end.
+func receive() ([]byte, error) {
+	first := make([]byte, 1)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	n, oobn, _, _, err := syscall.Recvmsg(0, first, oob, syscall.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 {
+		return nil, errors.New("the socket closed before the request")
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("no output descriptor with the request (%v)", err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("no output descriptor with the request (%v)", err)
+	}
+	for _, to := range []int{1, 2} {
+		if err := syscall.Dup3(fds[0], to, 0); err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+	}
+	_ = syscall.Close(fds[0]) // duplicated onto 1 and 2
+	rest, err := io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	if err != nil {
+		return nil, err
+	}
+	return append(first, rest...), nil
 }
 
 // Fail writes err to stderr and returns ExitSetup.
