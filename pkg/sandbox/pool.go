@@ -39,10 +39,12 @@ type pool struct {
 	wg    sync.WaitGroup
 }
 
-// warm is a started child waiting for its request on sock.
+// warm is a started child waiting for its request on sock, in its call's
+// pids cgroup already (joining one is slow: see prepare).
 type warm struct {
-	cmd  *exec.Cmd
-	sock *os.File // the parent's end of the child's stdin
+	cmd    *exec.Cmd
+	sock   *os.File // the parent's end of the child's stdin
+	cgDone func()   // removes its cgroup once it has ended
 }
 
 func newPool(sb *Sandbox) *pool {
@@ -134,8 +136,17 @@ func (s *Sandbox) startWarm() (*warm, error) {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
 	parent, theirs := os.NewFile(uintptr(fds[0]), "sandbox-request"), os.NewFile(uintptr(fds[1]), "sandbox-request-child")
+	procs, cgDone, err := s.cgroup()
+	if err != nil {
+		_ = parent.Close()
+		_ = theirs.Close()
+		return nil, err
+	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{child.Arg0, child.ArgWarm}
+	if procs != "" {
+		cmd.Args = append(cmd.Args, procs)
+	}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdin = theirs
@@ -145,9 +156,10 @@ func (s *Sandbox) startWarm() (*warm, error) {
 	_ = theirs.Close() // the child has its copy
 	if err != nil {
 		_ = parent.Close()
+		cgDone()
 		return nil, fmt.Errorf("sandbox: start a child: %w", err)
 	}
-	return &warm{cmd: cmd, sock: parent}, nil
+	return &warm{cmd: cmd, sock: parent, cgDone: cgDone}, nil
 }
 
 // send gives the child its request and out as its stdout and stderr, then
@@ -183,6 +195,7 @@ func (w *warm) kill() {
 	_ = w.sock.Close()
 	_ = w.cmd.Process.Kill() // gone already is fine
 	_ = w.cmd.Wait()         // killed: its status says nothing
+	w.cgDone()
 }
 
 // Start runs argv (bash -c) confined, in a child started ahead of the call,
@@ -190,7 +203,7 @@ func (w *warm) kill() {
 // The environment is rebuilt as for [launcher.Command].
 func (l launcher) Start(dir string, argv, env []string, out *os.File) (*os.Process, func(), error) {
 	s := l.s
-	req, release, err := s.prepare(child.Request{Mode: child.ModeExec, Workspace: dir, Argv: argv, Env: env}, true)
+	req, release, err := s.prepare(child.Request{Mode: child.ModeExec, Workspace: dir, Argv: argv, Env: env}, true, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,7 +221,8 @@ func (l launcher) Start(dir string, argv, env []string, out *os.File) (*os.Proce
 		}
 		if err == nil {
 			// Not our exec.Cmd's Wait: bash waits for the process itself.
-			return w.cmd.Process, release, nil
+			done := release
+			return w.cmd.Process, func() { done(); w.cgDone() }, nil
 		}
 		w.kill()
 		if !pooled || attempt >= poolSize || !errors.Is(err, syscall.EPIPE) {

@@ -137,7 +137,7 @@ func (s *Sandbox) confineFor(forExec bool) child.Confine {
 // is the caller's environment, replaced by [cleanEnv]) and what to release after it
 // has ended: its temp directory and cgroup.
 func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), error) {
-	req, release, err := s.prepare(req, forExec)
+	req, release, err := s.prepare(req, forExec, forExec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,8 +151,12 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 }
 
 // prepare fills in what req's child applies and makes the call's temp
-// directory and cgroup; release removes them after the call has ended.
-func (s *Sandbox) prepare(req child.Request, forExec bool) (child.Request, func(), error) {
+// directory and, with cgroup, its pids cgroup; release removes them after
+// the call has ended. The file tools' children get no cgroup: they run our
+// Go code, which starts no processes, and joining one costs a child
+// milliseconds (the kernel waits for an RCU grace period to move a
+// process between cgroups).
+func (s *Sandbox) prepare(req child.Request, forExec, cgroup bool) (child.Request, func(), error) {
 	req.Confine = s.confineFor(forExec)
 	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
 	if err != nil {
@@ -164,21 +168,34 @@ func (s *Sandbox) prepare(req child.Request, forExec bool) (child.Request, func(
 		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
 	}
 	release := func() { _ = os.RemoveAll(tmp) } // best effort: the root goes at Close
-	if s.cg != nil {
-		procs, done, err := s.cg.call(s.policy.Processes)
+	if cgroup {
+		procs, done, err := s.cgroup()
 		if err != nil {
 			release()
-			return req, nil, fmt.Errorf("sandbox: %w", err)
+			return req, nil, err
 		}
 		req.Confine.Cgroup = procs
-		// The cgroup empties a moment after the child is reaped; removing it
-		// off the call's path keeps that wait out of every call.
 		release = func() {
 			_ = os.RemoveAll(tmp)
-			s.cleanup.Go(done)
+			done()
 		}
 	}
 	return req, release, nil
+}
+
+// cgroup makes a call's pids cgroup and returns its cgroup.procs file ("" and
+// a no-op without cgroups) and the function removing it after the call. The
+// cgroup empties a moment after the child is reaped; the removal runs off
+// the call's path so that wait stays out of every call.
+func (s *Sandbox) cgroup() (string, func(), error) {
+	if s.cg == nil {
+		return "", func() {}, nil
+	}
+	procs, done, err := s.cg.call(s.policy.Processes)
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return procs, func() { s.cleanup.Go(done) }, nil
 }
 
 // under reports whether p, its symlinks resolved, is dir or inside it.

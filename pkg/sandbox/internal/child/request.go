@@ -24,9 +24,10 @@ import (
 // the sandbox child instead of itself (see this package's init).
 const Arg0 = "cairn-sandbox-child"
 
-// ArgWarm, as argv[1], makes a child started ahead of its call: its stdin
-// is a unix socket on which the first byte of the request carries the
-// descriptor to use as stdout and stderr, and only ModeExec is accepted.
+// ArgWarm, as argv[1], makes a child started ahead of its call: it joins
+// the cgroup whose cgroup.procs is argv[2], if given, at once; its stdin is
+// a unix socket on which the first byte of the request carries the
+// descriptor to use as stdout and stderr; only ModeExec is accepted.
 const ArgWarm = "warm"
 
 // Modes of the child.
