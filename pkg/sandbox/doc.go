@@ -6,7 +6,11 @@
 // bash's child execs `bash -c`; the file tools (read, write, edit, grep,
 // find, ls) run their Go code inside the child, the call coming in on stdin
 // and the result going out on stdout, as a second layer under pkg/tools'
-// path checks.
+// path checks. bash calls take a child started ahead of them (two wait,
+// namespaced but not yet confined, blocked reading their request on a unix
+// socket; the next starts when a call has ended), so the child's start is
+// off the call's path; it confines itself once it has the request, as any
+// child does.
 //
 // # What a call gets
 //
@@ -26,9 +30,10 @@
 //     6): no signals to and no abstract sockets of processes outside.
 //   - Limits: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_AS (bash
 //     only; the Go file tools are ours), and a process count: a pids cgroup
-//     per call (pids.max) when the toolrunner runs as root with a writable
-//     pids hierarchy (cgroup v2 delegated, else v1), or RLIMIT_NPROC in the
-//     call's user namespace otherwise.
+//     per bash call (pids.max) when the toolrunner runs as root with a
+//     writable pids hierarchy (cgroup v2 delegated, else v1), or
+//     RLIMIT_NPROC in the call's user namespace otherwise. The file tools
+//     start no processes and get no cgroup.
 //   - A clean environment: PATH of system directories, HOME and PWD the
 //     workspace, TMPDIR, and LANG, LC_ALL, TZ, TERM; nothing else of the
 //     toolrunner's (no keys, no NATS credentials, no CAIRN_*).
@@ -55,5 +60,7 @@
 // # Concurrency
 //
 // A [Sandbox] is safe for concurrent use; each call has its own child, temp
-// directory and cgroup, removed when the call ends.
+// directory and cgroup, removed when the call ends. A burst of bash calls
+// beyond the children waiting starts the rest on the calls' paths. Close
+// kills the children waiting; calls must have ended.
 package sandbox

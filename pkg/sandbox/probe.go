@@ -113,7 +113,7 @@ func Probe() Features {
 // probeChild starts the child in probe mode with flags and returns its
 // report.
 func probeChild(flags uintptr) (child.ProbeReport, error) {
-	req := child.Request{Mode: child.ModeProbe, Workspace: "/", Confine: child.Confine{MountProc: flags&syscall.CLONE_NEWNS != 0}}
+	req := child.Request{Mode: child.ModeProbe, Workspace: "/", Confine: child.Confine{MountProc: flags&syscall.CLONE_NEWNS != 0, HideRun: true}}
 	cmd, err := childCommand(req, flags)
 	if err != nil {
 		return child.ProbeReport{}, err
@@ -164,6 +164,13 @@ func childCommand(req child.Request, flags uintptr) (*exec.Cmd, error) {
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdin = bytes.NewReader(data)
+	cmd.SysProcAttr = childAttr(flags)
+	return cmd, nil
+}
+
+// childAttr is a sandbox child's start: namespaces flags, killed if the
+// toolrunner dies.
+func childAttr(flags uintptr) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
 	if flags&syscall.CLONE_NEWUSER != 0 {
 		// Root maps to root, so the call keeps root's access to root-owned
@@ -175,6 +182,5 @@ func childCommand(req child.Request, flags uintptr) (*exec.Cmd, error) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 	}
-	cmd.SysProcAttr = attr
-	return cmd, nil
+	return attr
 }

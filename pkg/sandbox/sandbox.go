@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ type Sandbox struct {
 	cg       *cgroups // nil: no pids cgroup
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
+	pool     *pool          // children started ahead of bash calls; nil at Off
 	cleanup  sync.WaitGroup // cgroup removals under way
 }
 
@@ -71,6 +73,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: temp directory: %w", err)
 	}
 	s.tmpRoot = tmp
+	s.pool = newPool(s)
 	if len(s.missing) > 0 {
 		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
 			"features", s.features.String())
@@ -89,8 +92,12 @@ func (s *Sandbox) Features() Features { return s.features }
 // Missing lists what the level Required would need and this machine lacks.
 func (s *Sandbox) Missing() []string { return s.missing }
 
-// Close removes the sandbox's temp and cgroup directories.
+// Close kills the children waiting for calls and removes the sandbox's
+// temp and cgroup directories. Calls must have ended.
 func (s *Sandbox) Close() error {
+	if s.pool != nil {
+		s.pool.close()
+	}
 	s.cleanup.Wait()
 	s.closeCgroups()
 	if s.tmpRoot != "" {
@@ -130,29 +137,9 @@ func (s *Sandbox) confineFor(forExec bool) child.Confine {
 // is the caller's environment, replaced by [cleanEnv]) and what to release after it
 // has ended: its temp directory and cgroup.
 func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), error) {
-	req.Confine = s.confineFor(forExec)
-	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
+	req, release, err := s.prepare(req, forExec, forExec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: temp directory: %w", err)
-	}
-	req.Tmp = tmp
-	if forExec {
-		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
-	}
-	release := func() { _ = os.RemoveAll(tmp) } // best effort: the root goes at Close
-	if s.cg != nil {
-		procs, done, err := s.cg.call(s.policy.Processes)
-		if err != nil {
-			release()
-			return nil, nil, fmt.Errorf("sandbox: %w", err)
-		}
-		req.Confine.Cgroup = procs
-		// The cgroup empties a moment after the child is reaped; removing it
-		// off the call's path keeps that wait out of every call.
-		release = func() {
-			_ = os.RemoveAll(tmp)
-			s.cleanup.Go(done)
-		}
+		return nil, nil, err
 	}
 	cmd, err := childCommand(req, s.flags)
 	if err != nil {
@@ -161,4 +148,61 @@ func (s *Sandbox) command(req child.Request, forExec bool) (*exec.Cmd, func(), e
 	}
 	cmd.Dir = req.Workspace
 	return cmd, release, nil
+}
+
+// prepare fills in what req's child applies and makes the call's temp
+// directory and, with cgroup, its pids cgroup; release removes them after
+// the call has ended. The file tools' children get no cgroup: they run our
+// Go code, which starts no processes, and joining one costs a child
+// milliseconds (the kernel waits for an RCU grace period to move a
+// process between cgroups).
+func (s *Sandbox) prepare(req child.Request, forExec, cgroup bool) (child.Request, func(), error) {
+	req.Confine = s.confineFor(forExec)
+	tmp, err := os.MkdirTemp(s.tmpRoot, "call-")
+	if err != nil {
+		return req, nil, fmt.Errorf("sandbox: temp directory: %w", err)
+	}
+	req.Tmp = tmp
+	req.Confine.HideRun = req.Confine.MountProc && !under("/run", req.Workspace) && !under("/run", tmp)
+	if forExec {
+		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
+	}
+	release := func() { _ = os.RemoveAll(tmp) } // best effort: the root goes at Close
+	if cgroup {
+		procs, done, err := s.cgroup()
+		if err != nil {
+			release()
+			return req, nil, err
+		}
+		req.Confine.Cgroup = procs
+		release = func() {
+			_ = os.RemoveAll(tmp)
+			done()
+		}
+	}
+	return req, release, nil
+}
+
+// cgroup makes a call's pids cgroup and returns its cgroup.procs file ("" and
+// a no-op without cgroups) and the function removing it after the call. The
+// cgroup empties a moment after the child is reaped; the removal runs off
+// the call's path so that wait stays out of every call.
+func (s *Sandbox) cgroup() (string, func(), error) {
+	if s.cg == nil {
+		return "", func() {}, nil
+	}
+	procs, done, err := s.cg.call(s.policy.Processes)
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return procs, func() { s.cleanup.Go(done) }, nil
+}
+
+// under reports whether p, its symlinks resolved, is dir or inside it.
+func under(dir, p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		real = p
+	}
+	return real == dir || strings.HasPrefix(real, dir+"/")
 }

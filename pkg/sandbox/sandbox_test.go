@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,8 +132,55 @@ func TestEnvironmentIsClean(t *testing.T) {
 	}
 }
 
+// TestWarmChildrenServeAndEnd: bash calls run in children started ahead of
+// them; children killed while they wait are replaced, not fatal to a call;
+// Close ends the ones waiting.
+func TestWarmChildrenServeAndEnd(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Required, sandbox.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func() bool { return sandbox.WarmChildren(sb) == sandbox.PoolSize }
+	kittest.Eventually(t, 30*time.Second, "the pool full", full)
+	bash := tools(t, sb, t.TempDir())["bash"]
+	for i := range 5 {
+		if r := run(t, bash, fmt.Sprintf(`{"command":"echo call %d; cat /etc/passwd"}`, i)); !r.IsError ||
+			!strings.Contains(textOf(r), fmt.Sprintf("call %d\n", i)) || !strings.Contains(textOf(r), "Permission denied") {
+			t.Errorf("call %d: %q, want its output and a confined cat", i, textOf(r))
+		}
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	for _, pid := range sandbox.WarmPIDs(sb) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// Dead, its socket closed, not merely signalled: a zombie whose
+		// other threads are gone.
+		kittest.Eventually(t, 30*time.Second, "the killed child dead", func() bool {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			tasks, terr := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+			return err == nil && strings.HasPrefix(rest, "Z") && terr == nil && len(tasks) == 1
+		})
+	}
+	if r := run(t, bash, `{"command":"echo after the kill"}`); r.IsError || !strings.Contains(textOf(r), "after the kill") {
+		t.Errorf("with the waiting children killed: %q, want the call served", textOf(r))
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	pids := sandbox.WarmPIDs(sb)
+	closeSandbox(t, sb)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d outlives Close: kill(0) = %v", pid, err)
+		}
+	}
+}
+
 // BenchmarkCall measures one tool call with and without confinement: the
-// child's start, namespaces, Landlock and limits are the difference.
+// child's start, namespaces, Landlock and limits are the difference. Calls
+// run back to back, so a bash call's child started ahead (the pool) is
+// being replaced while the next call runs; "idle" lets the pool refill
+// between calls (untimed), as the time a model takes between calls does.
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -143,13 +192,25 @@ func BenchmarkCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		ts := tools(b, sb, dir)
-		for _, c := range []struct{ name, tool, args string }{
-			{"bash-true", "bash", `{"command":"true"}`},
-			{"read", "read", `{"path":"f.txt"}`},
+		for _, c := range []struct {
+			name, tool, args string
+			idle             bool
+		}{
+			{"bash-true", "bash", `{"command":"true"}`, false},
+			{"bash-true-idle", "bash", `{"command":"true"}`, true},
+			{"read", "read", `{"path":"f.txt"}`, false},
 		} {
+			if c.idle && level == sandbox.Off {
+				continue
+			}
 			b.Run(c.name+"/"+level.String(), func(b *testing.B) {
 				var d []time.Duration
 				for b.Loop() {
+					if c.idle {
+						b.StopTimer()
+						kittest.Eventually(b, 30*time.Second, "the pool full", func() bool { return sandbox.WarmChildren(sb) == sandbox.PoolSize })
+						b.StartTimer()
+					}
 					start := time.Now()
 					if r := run(b, ts[c.tool], c.args); r.IsError {
 						b.Fatal(textOf(r))

@@ -97,21 +97,13 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
 	}
 	defer func() { _ = pr.Close() }() // the read end: nothing to lose
-	cmd, done, err := t.env.launch.Command(ws.dir, []string{"bash", "-c", a.Command}, t.env.commandEnv(ws.dir))
+	proc, done, err := t.start(ws.dir, []string{"bash", "-c", a.Command}, t.env.commandEnv(ws.dir), pw)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", errors.Join(err, pw.Close()))
 	}
 	defer done()
-	cmd.Stdout, cmd.Stderr = pw, pw // one pipe: stdout and stderr interleave in order
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
-		return tool.Result{}, fmt.Errorf("bash: %w", errors.Join(err, pw.Close()))
-	}
 	_ = pw.Close() // our copy of the write end; the shell writes through its own
-	pgid := cmd.Process.Pid
+	pgid := proc.Pid
 
 	s := &stream{out: tail{l: t.env.out}, dirty: make(chan struct{}, 1), stop: make(chan struct{})}
 	var wg sync.WaitGroup
@@ -123,10 +115,17 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 	if onUpdate != nil {
 		wg.Go(func() { s.publish(onUpdate, t.env.updateEvery) })
 	}
-	// The outcome is read from cmd.ProcessState below: with an *os.File for
-	// output, Wait's error only restates the exit status.
+	// The outcome is read from the process state below: with an *os.File
+	// for output, Wait's error only restates the exit status.
 	waited := make(chan struct{})
-	wg.Go(func() { _ = cmd.Wait(); close(waited) })
+	var ps *os.ProcessState
+	wg.Go(func() {
+		var werr error
+		if ps, werr = proc.Wait(); werr != nil {
+			ps = nil
+		}
+		close(waited)
+	})
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -154,7 +153,9 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 	close(s.stop)
 	wg.Wait()
 
-	ps := cmd.ProcessState
+	if ps == nil { // not our child: cannot happen for a process we started
+		return tool.Result{}, errors.New("bash: wait for the shell failed")
+	}
 	if st, ok := ps.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 		d.Signal = st.Signal().String()
 	} else {
@@ -166,6 +167,28 @@ func (t *bashTool) Execute(ctx context.Context, call tool.Call, onUpdate func(to
 		d.Truncation = &tr
 	}
 	return bashResult(text, tr, d, timeout), nil
+}
+
+// start runs argv with out as its stdout and stderr in a new process
+// group, through the launcher's Start if it has one.
+func (t *bashTool) start(dir string, argv, env []string, out *os.File) (*os.Process, func(), error) {
+	if st, ok := t.env.launch.(Starter); ok {
+		return st.Start(dir, argv, env, out)
+	}
+	cmd, done, err := t.env.launch.Command(dir, argv, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, out // one pipe: stdout and stderr interleave in order
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return cmd.Process, done, nil
 }
 
 func bashResult(text string, tr Truncation, d BashDetails, timeout time.Duration) tool.Result {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
 
@@ -13,6 +14,17 @@ type Launcher interface {
 	// and SysProcAttr.Setpgid and starts it; release is called exactly once
 	// after the command has ended (or failed to start).
 	Command(dir string, argv, env []string) (cmd *exec.Cmd, release func(), err error)
+}
+
+// Starter is a Launcher that can also start a command itself, for one
+// that has the process ready before the call (a sandbox's pre-started
+// child). bash uses Start when the launcher has it.
+type Starter interface {
+	// Start runs argv in dir with env, its stdout and stderr out, as the
+	// leader of a new process group, and returns the running process for
+	// bash to wait for; release is called exactly once after it has ended
+	// (Start calls it itself when it fails).
+	Start(dir string, argv, env []string, out *os.File) (proc *os.Process, release func(), err error)
 }
 
 // WithLauncher makes bash start its commands through l.

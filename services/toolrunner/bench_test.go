@@ -33,21 +33,40 @@ func (c *cluster) waitCount(b *testing.B, n int) {
 // BenchmarkRoundTrip measures dispatch → stored result → received, one call
 // at a time, for a no-op tool run by a toolrunner in another process.
 func BenchmarkRoundTrip(b *testing.B) {
+	roundTrip(b, procOpts{concurrency: 1}, "noop", `{}`)
+}
+
+// BenchmarkRoundTripBash is BenchmarkRoundTrip for the built-in bash
+// running `true`: the call goes through the sandbox (level required), so
+// the difference to BenchmarkRoundTrip is bash's start plus the sandbox's.
+func BenchmarkRoundTripBash(b *testing.B) {
+	roundTrip(b, procOpts{concurrency: 1, builtin: true}, "bash", `{"command":"true"}`)
+}
+
+func roundTrip(b *testing.B, o procOpts, name, args string) {
 	c := newCluster(b)
-	c.runner(b, "r1", procOpts{concurrency: 1})
+	c.runner(b, "r1", o)
 	for i := range 50 { // warm up the connections and the consumer
-		c.dispatch(b, "warm", fmt.Sprintf("w%d", i), "noop", `{}`)
+		c.dispatch(b, "warm", fmt.Sprintf("w%d", i), name, args)
 	}
 	c.waitCount(b, 50)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		c.dispatch(b, "bench", fmt.Sprintf("c%d", i), "noop", `{}`)
+		c.dispatch(b, "bench", fmt.Sprintf("c%d", i), name, args)
 		c.waitCount(b, 50+i+1)
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
+	c.mu.Lock()
+	for id, rs := range c.results {
+		if len(rs) == 0 || rs[0].IsError {
+			b.Errorf("call %s failed: %+v", id, rs)
+			break
+		}
+	}
+	c.mu.Unlock()
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")

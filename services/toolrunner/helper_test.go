@@ -37,13 +37,16 @@ func runnerMain() int {
 	ms := func(k string) time.Duration { return time.Duration(atoi(k)) * time.Millisecond }
 	name := os.Getenv("CAIRN_TEST_NAME")
 	rec := os.Getenv("CAIRN_TEST_RECORDS")
+	tools := []tool.Tool{noopTool{}, recordTool{dir: rec, worker: name},
+		hangTool{name: "hang", dir: rec, worker: name}, hangTool{name: "hangidem", idempotent: true, dir: rec, worker: name}}
+	if os.Getenv("CAIRN_TEST_BUILTIN") != "" {
+		tools = nil // the built-in tools, confined by the sandbox
+	}
 	r, err := toolrunner.New(toolrunner.Config{
 		NATSURL: os.Getenv("CAIRN_TEST_NATS"), WorkspaceRoot: os.Getenv("CAIRN_TEST_ROOT"),
 		Pool: "test", Concurrency: atoi("CAIRN_TEST_CONCURRENCY"), Name: name,
 		AckWait: ms("CAIRN_TEST_ACKWAIT_MS"), ShutdownTimeout: ms("CAIRN_TEST_SHUTDOWN_MS"),
-		HTTPAddr: os.Getenv("CAIRN_TEST_HTTP"),
-		Tools: []tool.Tool{noopTool{}, recordTool{dir: rec, worker: name},
-			hangTool{name: "hang", dir: rec, worker: name}, hangTool{name: "hangidem", idempotent: true, dir: rec, worker: name}},
+		HTTPAddr: os.Getenv("CAIRN_TEST_HTTP"), Tools: tools,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -177,6 +180,7 @@ type procOpts struct {
 	concurrency, ackWaitMs, shutdownMs int
 	http                               bool
 	responder                          bool // run the request/reply responder instead
+	builtin                            bool // serve the built-in tools instead of the test tools
 }
 
 // startRunner starts a toolrunner process and waits until it takes calls.
@@ -192,6 +196,9 @@ func startRunner(t testing.TB, natsURL, root, records, name string, o procOpts) 
 		fmt.Sprintf("CAIRN_TEST_SHUTDOWN_MS=%d", o.shutdownMs))
 	if o.http {
 		cmd.Env = append(cmd.Env, "CAIRN_TEST_HTTP=127.0.0.1:0")
+	}
+	if o.builtin {
+		cmd.Env = append(cmd.Env, "CAIRN_TEST_BUILTIN=1")
 	}
 	cmd.Stderr = &prefixWriter{t: t, name: name}
 	out, err := cmd.StdoutPipe()

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 )
 
@@ -22,6 +23,7 @@ type rendered struct {
 	secrets     []*corev1.Secret
 	scaled      []*kedav1alpha1.ScaledObject
 	monitors    []*monitoringv1.ServiceMonitor
+	policies    []*networkingv1.NetworkPolicy
 }
 
 func decodeAll(t *testing.T, valuesFile string) rendered {
@@ -53,6 +55,8 @@ func decodeDocs(t *testing.T, docs []string) rendered {
 			r.scaled = append(r.scaled, o)
 		case *monitoringv1.ServiceMonitor:
 			r.monitors = append(r.monitors, o)
+		case *networkingv1.NetworkPolicy:
+			r.policies = append(r.policies, o)
 		}
 	}
 	return r

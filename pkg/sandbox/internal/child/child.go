@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -30,7 +31,19 @@ func init() {
 	if len(os.Args) == 0 || os.Args[0] != Arg0 {
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	warm := len(os.Args) > 1 && os.Args[1] == ArgWarm
+	var data []byte
+	var err error
+	if warm {
+		if len(os.Args) > 2 { // the call's cgroup, joined while nothing waits for it
+			if err := os.WriteFile(os.Args[2], []byte("0"), 0); err != nil {
+				os.Exit(Fail(fmt.Errorf("join cgroup: %w", err)))
+			}
+		}
+		data, err = receive()
+	} else {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	}
 	if err != nil {
 		os.Exit(Fail(fmt.Errorf("read the request: %w", err)))
 	}
@@ -40,6 +53,9 @@ func init() {
 	}
 	if err := nullStdin(); err != nil {
 		os.Exit(Fail(err))
+	}
+	if warm && req.Mode != ModeExec {
+		os.Exit(Fail(fmt.Errorf("a child started ahead runs exec requests only, got %q", req.Mode)))
 	}
 	switch req.Mode {
 	case ModeProbe:
@@ -51,6 +67,40 @@ func init() {
 		return
 	}
 	os.Exit(Fail(fmt.Errorf("unknown mode %q", req.Mode)))
+}
+
+// receive reads a warm child's request from the socket on fd 0: the first
+// byte comes with the descriptor that becomes stdout and stderr, the rest
+// follows up to the socket's end.
+func receive() ([]byte, error) {
+	first := make([]byte, 1)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	n, oobn, _, _, err := syscall.Recvmsg(0, first, oob, syscall.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 {
+		return nil, errors.New("the socket closed before the request")
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("no output descriptor with the request (%v)", err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("no output descriptor with the request (%v)", err)
+	}
+	for _, to := range []int{1, 2} {
+		if err := syscall.Dup3(fds[0], to, 0); err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+	}
+	_ = syscall.Close(fds[0]) // duplicated onto 1 and 2
+	rest, err := io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	if err != nil {
+		return nil, err
+	}
+	return append(first, rest...), nil
 }
 
 // Fail writes err to stderr and returns ExitSetup.
@@ -72,7 +122,8 @@ func nullStdin() error {
 	return nil
 }
 
-// execArgv confines the process and replaces it with Argv.
+// execArgv confines the process and replaces it with Argv, from one OS
+// thread: the one Landlock binds (see apply).
 func execArgv(req Request) int {
 	if len(req.Argv) == 0 {
 		return Fail(errors.New("exec: no command"))
@@ -81,7 +132,8 @@ func execArgv(req Request) int {
 	if err != nil {
 		return Fail(err)
 	}
-	if err := Apply(req); err != nil {
+	runtime.LockOSThread() // never unlocked: the thread execs or the process exits
+	if err := apply(req, true); err != nil {
 		return Fail(err)
 	}
 	err = syscall.Exec(bin, req.Argv, req.Env)
@@ -113,17 +165,20 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	path := DefaultPath
+	dirs := DefaultPath
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
+			dirs = v
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
+	for _, dir := range strings.Split(dirs, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := path.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in PATH %s", name, path)
+	return "", fmt.Errorf("%s not found in PATH %s", name, dirs)
 }

@@ -3,11 +3,11 @@ package child
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultPath is the PATH of every confined command: system directories
@@ -42,8 +42,17 @@ var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "
 // Apply confines the calling process as req says, in this order: join the
 // call's cgroup, private mounts with a fresh /proc, resource limits,
 // Landlock, then the working directory. Anything asked for that fails is an
-// error: the parent asked only for what the probe found.
-func Apply(req Request) error {
+// error: the parent asked only for what the probe found. Landlock binds
+// every thread of the process (the file tools run Go code on many).
+func Apply(req Request) error { return apply(req, false) }
+
+// apply is Apply; with thread, Landlock and no_new_privs bind only the
+// calling OS thread, which must be locked to its goroutine and must exec
+// next: execve ends the process's other threads and the program inherits
+// the calling thread's credentials, Landlock domain included. That skips
+// stopping every thread of the runtime to apply them (psx), a good part of
+// what the child cost bash calls.
+func apply(req Request, thread bool) error {
 	c := req.Confine
 	if c.Cgroup != "" {
 		if err := os.WriteFile(c.Cgroup, []byte("0"), 0); err != nil {
@@ -59,7 +68,7 @@ func Apply(req Request) error {
 		return err
 	}
 	if c.Landlock {
-		if err := restrict(req); err != nil {
+		if err := restrict(req, thread); err != nil {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
@@ -70,9 +79,10 @@ func Apply(req Request) error {
 }
 
 // mountPrivate makes the child's mounts private, mounts a /proc that shows
-// only the child's PID namespace and hides /run (where sockets such as
-// docker.sock live, which Landlock below ABI 9 does not guard) under an empty
-// read-only tmpfs.
+// only the child's PID namespace and, when the parent says the call's
+// directories are not under it (Confine.HideRun), hides /run (where sockets
+// such as docker.sock live, which Landlock below ABI 9 does not guard) under
+// an empty read-only tmpfs.
 func mountPrivate(req Request) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
@@ -80,24 +90,13 @@ func mountPrivate(req Request) error {
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount a fresh /proc: %w", err)
 	}
-	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() && !under("/run", req.Workspace) && !under("/run", req.Tmp) {
+	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() && req.Confine.HideRun {
 		if err := syscall.Mount("tmpfs", "/run", "tmpfs",
 			syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, "size=4k,mode=755"); err != nil {
 			return fmt.Errorf("hide /run: %w", err)
 		}
 	}
 	return nil
-}
-
-func under(dir, p string) bool {
-	if p == "" {
-		return false
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		real = p
-	}
-	return real == dir || strings.HasPrefix(real, dir+"/")
 }
 
 func setRlimits(r Rlimits) error {
@@ -136,7 +135,7 @@ func setRlimits(r Rlimits) error {
 // sandbox's boundary (ABI 6). With ABI above 7 the newer rights apply too
 // (V11, best effort down to what the kernel has; the parent refuses a kernel
 // below what the level requires before it gets here).
-func restrict(req Request) error {
+func restrict(req Request, thread bool) error {
 	c := req.Confine
 	rw := []string{req.Workspace}
 	if req.Tmp != "" {
@@ -169,5 +168,20 @@ func restrict(req Request) error {
 			rules = append(rules, landlock.ConnectTCP(port))
 		}
 	}
-	return landlock.V11.BestEffort().Restrict(rules...)
+	cfg := landlock.V11.BestEffort()
+	if !thread {
+		return cfg.Restrict(rules...)
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil || fd < 0 { // fd < 0: nothing the kernel can restrict
+		return err
+	}
+	defer func() { _ = syscall.Close(fd) }() // enforced or failed, the fd is done
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
 }

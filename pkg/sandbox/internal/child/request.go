@@ -1,8 +1,14 @@
 // Package child is the sandbox child's first part: its init, which runs
 // before the heavier packages of the binary are initialised (it imports
-// only the standard library and go-landlock), reads the request, and for
-// bash confines the process and execs at once. A file tool's request is
-// left in [Pending] for pkg/sandbox's init, which runs the tool's Go code.
+// only the standard library, golang.org/x/sys/unix and go-landlock; Go
+// initialises packages in import-path order once their imports are done,
+// so each import that sorts late, such as path/filepath, lets every ready
+// package before it go first), reads the request, and for bash confines the
+// process and execs at once, Landlock bound to the one thread that execs. A
+// file tool's request is left in [Pending] for pkg/sandbox's init, which
+// runs the tool's Go code after the rest of the binary's inits (pkg/tools
+// needs pkg/tool, whose JSON Schema library compiles its meta-schemas at
+// init, and net/http).
 //
 // # Errors
 //
@@ -17,6 +23,12 @@ import (
 // Arg0 is the argv[0] that makes a process started from this binary
 // the sandbox child instead of itself (see this package's init).
 const Arg0 = "cairn-sandbox-child"
+
+// ArgWarm, as argv[1], makes a child started ahead of its call: it joins
+// the cgroup whose cgroup.procs is argv[2], if given, at once; its stdin is
+// a unix socket on which the first byte of the request carries the
+// descriptor to use as stdout and stderr; only ModeExec is accepted.
+const ArgWarm = "warm"
 
 // Modes of the child.
 const (
@@ -44,7 +56,8 @@ type Request struct {
 // Confine is what the child applies, decided by the parent from the probe
 // and the level. A layer asked for that cannot be applied fails the call.
 type Confine struct {
-	MountProc bool     `json:"mountProc"` // private mounts, a fresh /proc, an empty /run
+	MountProc bool     `json:"mountProc"` // private mounts, a fresh /proc
+	HideRun   bool     `json:"hideRun"`   // with MountProc: an empty /run (the call's directories are not under it)
 	Landlock  bool     `json:"landlock"`
 	TCP       bool     `json:"tcp"` // Landlock TCP rules (ABI >= 4)
 	Ports     []uint16 `json:"ports,omitempty"`
