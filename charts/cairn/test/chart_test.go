@@ -198,14 +198,16 @@ func TestChartProduction(t *testing.T) {
 	}
 	// The first admin key comes from the operator's Secret, mounted read-only.
 	gw := r.deployments["gateway"].Spec.Template.Spec
-	if len(gw.Volumes) != 1 || gw.Volumes[0].Secret == nil || gw.Volumes[0].Secret.SecretName != "cairn-admin-key" {
+	i := slices.IndexFunc(gw.Volumes, func(v corev1.Volume) bool { return v.Name == "admin-key" })
+	if i < 0 || gw.Volumes[i].Secret == nil || gw.Volumes[i].Secret.SecretName != "cairn-admin-key" {
 		t.Fatalf("gateway volumes %+v, want the admin key's Secret", gw.Volumes)
 	}
 	args := gw.Containers[0].Args
 	if i := slices.Index(args, "--bootstrap-admin-key-file"); i < 0 || i+1 == len(args) || args[i+1] != "/etc/cairn/admin-key/admin.key" {
 		t.Errorf("gateway args %v, want --bootstrap-admin-key-file from the mounted Secret", args)
 	}
-	if m := gw.Containers[0].VolumeMounts; len(m) != 1 || !m[0].ReadOnly || m[0].MountPath != "/etc/cairn/admin-key" {
+	m := gw.Containers[0].VolumeMounts
+	if j := slices.IndexFunc(m, func(v corev1.VolumeMount) bool { return v.Name == "admin-key" }); j < 0 || !m[j].ReadOnly || m[j].MountPath != "/etc/cairn/admin-key" {
 		t.Errorf("gateway mounts %+v, want the key read-only", m)
 	}
 }
