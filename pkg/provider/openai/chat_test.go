@@ -36,18 +36,8 @@ func priced(m llm.Model, in, out, cached, total int64) *events.Usage {
 	return &u
 }
 
-func text(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
-}
-func think(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
-}
-func args(i int, id, name, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
-}
-func call(id, name, a string) events.Block {
-	return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: json.RawMessage(a)}
-}
+// The deltas and blocks the cases expect.
+var text, think, args, call = ssetest.Text, ssetest.Think, ssetest.Args, ssetest.Call
 
 func chunk(delta string, finish string) string {
 	f := "null"

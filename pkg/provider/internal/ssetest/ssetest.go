@@ -190,3 +190,23 @@ func js(v any) string {
 
 // JSON is the compact JSON of v, for building expectations.
 func JSON(v any) string { return js(v) }
+
+// Text is a text delta of content block i.
+func Text(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
+}
+
+// Think is a thinking delta of content block i.
+func Think(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
+}
+
+// Args is a tool-call arguments delta of content block i, call id and tool name.
+func Args(i int, id, name, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
+}
+
+// Call is a tool-call block with arguments a.
+func Call(id, name, a string) events.Block {
+	return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: json.RawMessage(a)}
+}
