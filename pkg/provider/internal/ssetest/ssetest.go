@@ -1,7 +1,9 @@
 // Package ssetest replays recorded server-sent-event transcripts from an
 // httptest server, for the provider tests: whole streams, error statuses,
 // a connection cut mid-stream, and a stream that hangs after its first part
-// until the client goes away (for aborts).
+// until the client goes away (for aborts). [Run], [RunAbort] and [Bench] drive
+// a provider through them; [Text], [Think], [Args] and [Call] build what the
+// cases expect.
 //
 // # Concurrency
 //
