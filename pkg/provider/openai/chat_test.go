@@ -102,13 +102,32 @@ const (
 
 func content(s string) string { return `{"content":` + ssetest.JSON(s) + `}` }
 
+// statusCases are the error statuses both APIs answer alike, before a
+// stream begins.
+func statusCases(failed func(errMsg string) events.Message) []ssetest.Case {
+	return []ssetest.Case{
+		{
+			Name:  "529 overloaded",
+			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
+			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
+			Err:   true, Kind: llm.KindRetryable, Status: 529,
+		},
+		{
+			Name:  "500",
+			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
+			Msg:   failed("retryable (status 500): The server had an error processing your request."),
+			Err:   true, Kind: llm.KindRetryable, Status: 500,
+		},
+	}
+}
+
 func chatCases(t testing.TB) []ssetest.Case {
 	m := lookup(t, "gpt-4o")
 	r := answers{APIChat, m, "chatcmpl-1"}
 	msg, failed := r.msg, r.failed
 	full := priced(m, 32, 12, 8, 52)
 	none := priced(m, 0, 0, 0, 0)
-	return []ssetest.Case{
+	return append(statusCases(failed), []ssetest.Case{
 		{
 			Name:   "text",
 			Reply:  ssetest.Reply{Body: ssetest.Data(roleChunk, chunk(content("Hello"), ""), chunk(content(" world"), ""), chunk(`{}`, "stop"), usageChunk, "[DONE]")},
@@ -155,18 +174,6 @@ func chatCases(t testing.TB) []ssetest.Case {
 			Err: true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 1500 * 1e6,
 		},
 		{
-			Name:  "529 overloaded",
-			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
-			Err:   true, Kind: llm.KindRetryable, Status: 529,
-		},
-		{
-			Name:  "500",
-			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 500): The server had an error processing your request."),
-			Err:   true, Kind: llm.KindRetryable, Status: 500,
-		},
-		{
 			Name:  "401",
 			Reply: ssetest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-proj-****leak.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
 			Msg:   failed("auth (status 401): Incorrect API key provided: sk-proj-****leak."),
@@ -206,7 +213,7 @@ func chatCases(t testing.TB) []ssetest.Case {
 			Msg:    msg(events.StopError, none, "retryable: chat completions stream: unexpected EOF", events.TextBlock("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
-	}
+	}...)
 }
 
 func TestChatStream(t *testing.T) {

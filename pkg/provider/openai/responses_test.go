@@ -51,7 +51,7 @@ func respCases(t testing.TB) []ssetest.Case {
 	full := priced(m, 80, 50, 20, 150)
 	none := priced(m, 0, 0, 0, 0)
 	sse := ssetest.SSE
-	return []ssetest.Case{
+	return append(statusCases(failed), []ssetest.Case{
 		{
 			Name: "text",
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.in_progress", inProgress, "response.output_item.added", msgAdd,
@@ -120,18 +120,6 @@ func respCases(t testing.TB) []ssetest.Case {
 			Err:   true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 3e9,
 		},
 		{
-			Name:  "529 overloaded",
-			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
-			Err:   true, Kind: llm.KindRetryable, Status: 529,
-		},
-		{
-			Name:  "500",
-			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 500): The server had an error processing your request."),
-			Err:   true, Kind: llm.KindRetryable, Status: 500,
-		},
-		{
 			Name:  "overflow: exceeds the context window",
 			Reply: ssetest.Reply{Status: 400, Body: `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`},
 			Msg:   failed("context_overflow (status 400): Your input exceeds the context window of this model. Please adjust your input and try again."),
@@ -166,7 +154,7 @@ func respCases(t testing.TB) []ssetest.Case {
 			Msg:    msg(events.StopError, none, "retryable: the stream ended before response.completed", mtext("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
-	}
+	}...)
 }
 
 func TestResponsesStream(t *testing.T) {
