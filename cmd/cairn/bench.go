@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
@@ -91,7 +92,7 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 		return err
 	}
 	defer nc.Close()
-	_, js, err := connectNATS(srv.ClientURL(), "cairn-bench")
+	_, js, err := connectNATS(&natsFlags{URL: srv.ClientURL()}, "cairn-bench", provision.RoleAdmin, nil)
 	if err != nil {
 		return err
 	}
@@ -104,11 +105,11 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	orchNC, toolNC, wiring := nc, nc, "in-process connections, as cairn up"
 	if overTCP {
 		wiring = "TCP loopback, as separate processes"
-		if orchNC, _, err = connectNATS(srv.ClientURL(), "cairn-bench-orchestrator"); err != nil {
+		if orchNC, _, err = connectNATS(&natsFlags{URL: srv.ClientURL()}, "cairn-bench-orchestrator", provision.RoleAdmin, nil); err != nil {
 			return err
 		}
 		defer orchNC.Close()
-		if toolNC, _, err = connectNATS(srv.ClientURL(), "cairn-bench-toolrunner"); err != nil {
+		if toolNC, _, err = connectNATS(&natsFlags{URL: srv.ClientURL()}, "cairn-bench-toolrunner", provision.RoleAdmin, nil); err != nil {
 			return err
 		}
 		defer toolNC.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/projector"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,7 +35,7 @@ type lagProbe struct {
 // startLagProbe opens a projector database in dir and runs the projector
 // until close.
 func startLagProbe(url, dir string) (*lagProbe, error) {
-	nc, js, err := connectNATS(url, "cairn-bench-projector")
+	nc, js, err := connectNATS(&natsFlags{URL: url}, "cairn-bench-projector", provision.RoleAdmin, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/compactor"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
 
@@ -42,11 +44,16 @@ SIGTERM or SIGINT: stop taking requests, let running summaries finish for
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}
 		log := newLogger(e, "compactor")
+		natsOpts, err := natsURL.options(provision.RoleCompactor, "")
+		if err != nil {
+			return err
+		}
+		natsOpts = append(natsOpts, nats.ErrorHandler(natsErrorLogger(log)))
 		models, err := modelsFor(*script, "scripted/demo", log)
 		if err != nil {
 			return err
 		}
-		cfg := compactor.Config{NATSURL: *natsURL, Prefix: *prefix, Models: models, Concurrency: *concurrency,
+		cfg := compactor.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, Models: models, Concurrency: *concurrency,
 			AckWait: *ackWait, ShutdownTimeout: *shutdown, Name: *name, Replicas: *replicas, HTTPAddr: *httpAddr, Logger: log,
 			Registry: telemetry.NewRegistry()}
 		if err := cfg.Validate(); err != nil {

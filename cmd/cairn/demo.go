@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/client"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/spf13/cobra"
 )
@@ -126,7 +127,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 	}
 
 	fmt.Fprintf(w, "\n== Audit: every session's log is a hash chain\n")
-	_, js, err := connectNATS(p.NATS, "cairn-demo")
+	_, js, err := connectNATS(&natsFlags{URL: p.NATS, Creds: p.Creds}, "cairn-demo", provision.RoleAdmin, nil)
 	if err != nil {
 		return err
 	}

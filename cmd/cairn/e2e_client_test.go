@@ -35,7 +35,7 @@ func (u *upProcess) cli(t *testing.T, args ...string) (int, string, string) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "CAIRN_SERVER="+u.url)
+	cmd.Env = append(cmd.Env, "CAIRN_SERVER="+u.url, "CAIRN_NATS_CREDS="+u.creds)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -198,7 +198,7 @@ func TestE2EAuditVerifyThroughTheGateway(t *testing.T) {
 	}
 
 	// Remove an entry from the middle of "co" behind the log's back.
-	nc, err := nats.Connect(u.nats)
+	nc, err := nats.Connect(u.nats, u.natsOpts(t))
 	if err != nil {
 		t.Fatal(err)
 	}

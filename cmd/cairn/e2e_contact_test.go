@@ -91,7 +91,7 @@ func TestE2EAbsoluteWorkspaceInsideTheRoot(t *testing.T) {
 	// A client that goes around the gateway (an operator on NATS, a
 	// gateway run without --workspace-root) meets the orchestrator's check,
 	// and the refusal is on the record although the session never existed.
-	nc, err := nats.Connect(u.nats)
+	nc, err := nats.Connect(u.nats, u.natsOpts(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go"
 )
 
 // The end-to-end tests run the real binary: `go build` once, then `cairn up`
@@ -62,10 +63,21 @@ const e2eScript = `{
 }`
 
 type upProcess struct {
-	url  string
-	cmd  *exec.Cmd
-	data string // its --data directory
-	nats string // its embedded NATS server's client URL
+	url   string
+	cmd   *exec.Cmd
+	data  string // its --data directory
+	nats  string // its embedded NATS server's client URL
+	creds string // the admin's credentials file
+}
+
+// natsOpts are the options that connect to u's NATS as the admin.
+func (u *upProcess) natsOpts(t *testing.T) nats.Option {
+	t.Helper()
+	o, err := nats.NkeyOptionFromSeed(u.creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // startUp runs `cairn up` on free ports and waits until it serves.
@@ -98,6 +110,11 @@ func startUpWith(t *testing.T, scriptJSON string) *upProcess {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("cairn up exited with %v\n%s", err, stderr.String())
 		}
+		// Every service works as its own NATS user: the server refused
+		// nothing it did.
+		if permissionLines(stderr.String()) != "" {
+			t.Errorf("a service of cairn up was refused a permission:\n%s", permissionLines(stderr.String()))
+		}
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
@@ -108,10 +125,24 @@ func startUpWith(t *testing.T, scriptJSON string) *upProcess {
 	url, _, _ := strings.Cut(rest, ",")
 	_, rest, _ = strings.Cut(rest, "NATS ")
 	natsURL, _, _ := strings.Cut(rest, ",")
-	if !strings.HasPrefix(url, "http://") || !strings.HasPrefix(natsURL, "nats://") {
+	_, creds, _ := strings.Cut(strings.TrimSpace(rest), "admin credentials ")
+	if !strings.HasPrefix(url, "http://") || !strings.HasPrefix(natsURL, "nats://") || creds == "" {
 		t.Fatalf("unexpected first line %q", line)
 	}
-	return &upProcess{url: url, cmd: cmd, data: filepath.Join(dir, "data"), nats: natsURL}
+	return &upProcess{url: url, cmd: cmd, data: filepath.Join(dir, "data"), nats: natsURL, creds: creds}
+}
+
+// permissionLines are the lines of log that tell of a refused permission:
+// the server's ("Publish Violation", "Subscription Violation") and the
+// client's ("permissions violation").
+func permissionLines(log string) string {
+	var out []string
+	for l := range strings.Lines(log) {
+		if strings.Contains(l, " Violation") || strings.Contains(strings.ToLower(l), "permissions violation") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
 }
 
 func (u *upProcess) call(t *testing.T, method, path, body string) (int, map[string]any) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/gateway"
@@ -36,13 +37,15 @@ func newGatewayCmd(e *env) *cobra.Command {
 			}
 			queries = httputil.NewSingleHostReverseProxy(u)
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-gateway")
+		log := newLogger(e, "gateway")
+		nc, js, err := connectNATS(natsURL, "cairn-gateway", provision.RoleGateway, log)
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, nc.Drain()) }()
-		log := newLogger(e, "gateway")
-		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false))
+		// Read-only: the gateway's user may not write the log, so it
+		// neither writes snapshots (a forged one would poison cold loads).
+		sl, err := session.NewJetStreamLog(cmd.Context(), js, session.WithCreate(false), session.WithSnapshotEvery(0))
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 )
 
@@ -19,20 +20,22 @@ import (
 // (DESIGN §7). CAIRN_NATS is not read here: going around the gateway is
 // asked for on the command line.
 type logFlags struct {
-	nats   string
+	nf     natsFlags
 	prefix string
 }
 
 func (f *logFlags) add(c *cobra.Command) {
-	c.Flags().StringVar(&f.nats, "nats", "", "work on the log on this NATS server directly instead of through the gateway (operators)")
+	f.nf.add(c, "", "work on the log on this NATS server directly instead of through the gateway (operators)")
 	c.Flags().StringVar(&f.prefix, "prefix", events.DefaultPrefix, "namespace of the streams and buckets (with --nats)")
 }
 
 // direct reports whether the command works on NATS, not the gateway.
 func (f *logFlags) direct(cmd *cobra.Command) (bool, error) {
-	if f.nats == "" {
-		if cmd.Flags().Changed("prefix") {
-			return false, usagef("--prefix applies with --nats only; the gateway knows its own")
+	if f.nf.URL == "" {
+		for _, flag := range []string{"prefix", "creds", "tls-ca"} {
+			if cmd.Flags().Changed(flag) {
+				return false, usagef("--%s applies with --nats only; the gateway knows its own", flag)
+			}
 		}
 		return false, nil
 	}
@@ -42,11 +45,16 @@ func (f *logFlags) direct(cmd *cobra.Command) (bool, error) {
 	return true, nil
 }
 
-// connect connects to NATS (--nats). The returned func closes the connection.
+// connect connects to NATS (--nats) as the admin (--creds). The returned
+// func closes the connection.
 func (f *logFlags) connect() (jetstream.JetStream, func(), error) {
-	nc, err := nats.Connect(f.nats, nats.Name("cairn cli"))
+	opts, err := f.nf.options(provision.RoleAdmin, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", f.nats, err)
+		return nil, nil, err
+	}
+	nc, err := nats.Connect(f.nf.URL, append(opts, nats.Name("cairn cli"))...)
+	if err != nil {
+		return nil, nil, natsConnectErr(f.nf.URL, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

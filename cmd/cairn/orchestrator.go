@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/opshttp"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/orchestrator"
@@ -28,7 +29,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-orchestrator")
+		nc, js, err := connectNATS(natsURL, "cairn-orchestrator", provision.RoleOrchestrator, log)
 		if err != nil {
 			return err
 		}

@@ -215,7 +215,11 @@ func TestPiParityOverTheAPI(t *testing.T) {
 			t.Fatalf("set_tools with a repeated tool = %d %v", code, out)
 		}
 		// Straight into the command stream, past the gateway.
-		nc, err := nats.Connect(pp.p.NATS)
+		admin, err := nats.NkeyOptionFromSeed(pp.p.Creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(pp.p.NATS, admin)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,9 +45,10 @@ type platformConfig struct {
 
 // platform is a running all-in-one Cairn.
 type platform struct {
-	URL  string // the gateway's base URL
-	NATS string // the embedded server's client URL
-	wait func() error
+	URL   string // the gateway's base URL
+	NATS  string // the embedded server's client URL
+	Creds string // the admin's credentials file, for operator commands
+	wait  func() error
 }
 
 // demoScript drives the scripted model when no script is given.
@@ -109,27 +110,81 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	}
 	cfg.WorkspaceRoot = root
 	log := cfg.Logger
-	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen, SyncAlways: cfg.SyncAlways})
+	// Every connection authenticates, each service as its own NATS user
+	// (pkg/provision's permission table); the seeds are generated at the
+	// first start under <data>/credentials.
+	creds, all, err := platformCredentials(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	nc, err := srv.Connect(nats.MaxReconnects(-1))
+	var users []embednats.User
+	for _, c := range all {
+		users = append(users, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey,
+			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe})
+	}
+	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen,
+		SyncAlways: cfg.SyncAlways, Users: users, Logger: log.With("service", "nats")})
 	if err != nil {
-		srv.Shutdown()
 		return nil, err
+	}
+	var conns []*nats.Conn
+	// connectAs opens an in-process connection as user name.
+	connectAs := func(name string) (*nats.Conn, jetstream.JetStream, error) {
+		opts, err := creds[name].Options()
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, err := srv.Connect(append(opts, nats.Name("cairn "+name), nats.MaxReconnects(-1),
+			nats.ErrorHandler(natsErrorLogger(log.With("service", name))))...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect to NATS as %s: %w", name, err)
+		}
+		conns = append(conns, nc)
+		js, err := jetstream.New(nc)
+		return nc, js, err
+	}
+	closeAll := func() {
+		for _, nc := range conns {
+			nc.Close()
+		}
 	}
 	fail := func(err error) (*platform, error) {
-		nc.Close()
+		closeAll()
 		srv.Shutdown()
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	_, adminJS, err := connectAs(string(provision.RoleAdmin))
 	if err != nil {
 		return fail(err)
 	}
-	sessionLog, err := provisionAll(ctx, js, 1)
+	if _, err := provision.Apply(ctx, adminJS, events.Names{}, provision.Options{Replicas: 1}); err != nil {
+		return fail(err)
+	}
+	nc, js, err := connectAs(string(provision.RoleOrchestrator))
 	if err != nil {
 		return fail(err)
+	}
+	_, gwJS, err := connectAs(string(provision.RoleGateway))
+	if err != nil {
+		return fail(err)
+	}
+	_, projJS, err := connectAs(string(provision.RoleProjector))
+	if err != nil {
+		return fail(err)
+	}
+	toolOpts, err := creds["toolrunner-"+provision.DefaultPool].Options()
+	if err != nil {
+		return fail(err)
+	}
+	compOpts, err := creds[string(provision.RoleCompactor)].Options()
+	if err != nil {
+		return fail(err)
+	}
+	toolOpts = append(toolOpts, nats.ErrorHandler(natsErrorLogger(log.With("service", "toolrunner"))))
+	compOpts = append(compOpts, nats.ErrorHandler(natsErrorLogger(log.With("service", "compactor"))))
+	sessionLog, err := session.NewJetStreamLog(ctx, js, session.WithCreate(false))
+	if err != nil {
+		return fail(fmt.Errorf("open the session log: %w", err))
 	}
 	models, err := modelsFor(cfg.Script, cfg.Model, log)
 	if err != nil {
@@ -138,12 +193,12 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// One registry for every embedded service, served on the gateway's
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
-	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), WorkspaceRoot: cfg.WorkspaceRoot,
+	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
 		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox})
 	if err != nil {
 		return fail(err)
 	}
-	comp, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), Models: models,
+	comp, err := compactor.New(compactor.Config{NATSURL: srv.ClientURL(), NATSOptions: compOpts, Models: models,
 		Logger: log.With("service", "compactor"), Name: "embedded", Registry: reg})
 	if err != nil {
 		return fail(err)
@@ -154,12 +209,12 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
-	proj, err := projector.New(projector.Config{JetStream: js, Dir: filepath.Join(cfg.DataDir, "projector"),
+	proj, err := projector.New(projector.Config{JetStream: projJS, Dir: filepath.Join(cfg.DataDir, "projector"),
 		Logger: log.With("service", "projector"), Registry: reg})
 	if err != nil {
 		return fail(err)
 	}
-	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(),
+	gw, err := gateway.New(gateway.Config{JetStream: gwJS, Log: sessionLog, Queries: proj.Handler(),
 		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
@@ -200,7 +255,10 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		stopOrch()
 		errs = append(errs, middle.Wait())
 		stopBack()
-		errs = append(errs, back.Wait(), proj.Close(), nc.Drain())
+		errs = append(errs, back.Wait(), proj.Close())
+		for _, c := range conns {
+			errs = append(errs, c.Drain())
+		}
 		srv.Shutdown()
 		return errors.Join(errs...)
 	}
@@ -220,5 +278,28 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 			return nil, errors.Join(fmt.Errorf("the platform did not become ready within 30s"), wait())
 		}
 	}
-	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(), wait: wait}, nil
+	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(),
+		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait}, nil
+}
+
+// platformCredentials returns the current credential of every user of
+// `cairn up` by user name, and every credential the server accepts
+// (retiring keys of a rotation included), generating the seeds under
+// <data>/credentials at the first start (directory 0700, files 0600).
+func platformCredentials(dataDir string) (map[string]provision.Credential, []provision.Credential, error) {
+	users, err := provision.Users(events.Names{}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := provision.EnsureCredentials(filepath.Join(dataDir, "credentials"), users)
+	if err != nil {
+		return nil, nil, err
+	}
+	creds := map[string]provision.Credential{}
+	for _, c := range list {
+		if !c.Retiring {
+			creds[c.User.Name()] = c
+		}
+	}
+	return creds, list, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/services/projector"
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ queries (docs/api/projector-queries.md) with /healthz, /readyz and /metrics on
 		if err := validateStatic(cfg); err != nil {
 			return err
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-projector")
+		nc, js, err := connectNATS(natsURL, "cairn-projector", provision.RoleProjector, cfg.Logger)
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ with 'cairn projector dump').`,
 		if err := validateStatic(cfg); err != nil {
 			return err
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-projector-rebuild")
+		nc, js, err := connectNATS(natsURL, "cairn-projector-rebuild", provision.RoleProjector, cfg.Logger)
 		if err != nil {
 			return err
 		}

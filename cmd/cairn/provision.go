@@ -23,9 +23,13 @@ per object (created, updated with what changed, or unchanged), then waits
 until every stream has a leader. Refuses, changing nothing, when an existing
 stream differs in a setting that cannot change in place (storage, retention,
 partitions). The leases bucket's TTL and the consumers' AckWait are kept:
-the services set them at start.`,
+the services set them at start.
+
+On a cluster with authentication, connect as the admin (--creds admin.nk);
+` + "`cairn provision users`" + ` creates the users and ` + "`cairn provision certs`" + ` the TLS files.`,
 		Args: cobra.NoArgs,
 	}
+	c.AddCommand(newProvisionUsersCmd(e), newProvisionCertsCmd(e))
 	natsURL := addNATSFlag(c)
 	replicas := c.Flags().Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
 	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools whose shared consumer to create, comma separated")
@@ -38,7 +42,7 @@ the services set them at start.`,
 				return usagef("--pools: pool name %q: 1-64 characters of A-Z a-z 0-9 _ - expected", p)
 			}
 		}
-		nc, js, err := connectNATS(*natsURL, "cairn-provision")
+		nc, js, err := connectNATS(natsURL, "cairn-provision", provision.RoleAdmin, nil)
 		if err != nil {
 			return err
 		}
@@ -57,7 +61,7 @@ the services set them at start.`,
 		if err := waitForLeaders(wctx, js); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", *natsURL, *replicas)
+		fmt.Fprintf(e.stdout, "provisioned on %s with %d replica(s)\n", natsURL.URL, *replicas)
 		return nil
 	}
 	return c

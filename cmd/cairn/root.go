@@ -62,6 +62,7 @@ func newRoot(e *env) *cobra.Command {
 		newBenchCmd(e),
 		newDemoCmd(e),
 		newProvisionCmd(e),
+		newBudgetCmd(e),
 	)
 	return root
 }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/services/toolrunner"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
 
@@ -56,9 +58,15 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		if err != nil {
 			return usagef("--sandbox-allow-ports: %v", err)
 		}
-		cfg := toolrunner.Config{NATSURL: *natsURL, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool,
+		log := newLogger(e, "toolrunner")
+		natsOpts, err := natsURL.options(provision.RoleToolrunner, *pool)
+		if err != nil {
+			return err
+		}
+		natsOpts = append(natsOpts, nats.ErrorHandler(natsErrorLogger(log)))
+		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool,
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
-			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: newLogger(e, "toolrunner"),
+			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
 			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)

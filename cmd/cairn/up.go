@@ -39,7 +39,7 @@ func newUpCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s\n", p.URL, p.NATS, abs)
+		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s, admin credentials %s\n", p.URL, p.NATS, abs, p.Creds)
 		return p.wait()
 	}
 	return c

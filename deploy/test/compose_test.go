@@ -36,7 +36,7 @@ func loadEnv(t *testing.T, env []string) *types.Project {
 
 func TestComposeServices(t *testing.T) {
 	p := load(t)
-	want := []string{"nats1", "nats2", "nats3", "provision", "orchestrator", "toolrunner", "compactor", "projector", "gateway",
+	want := []string{"nats-users", "nats-certs", "nats1", "nats2", "nats3", "provision", "orchestrator", "toolrunner", "compactor", "projector", "gateway",
 		"otel-collector", "prometheus", "grafana"}
 	got := p.ServiceNames()
 	slices.Sort(got)
@@ -46,7 +46,7 @@ func TestComposeServices(t *testing.T) {
 	}
 	for _, name := range got {
 		s := p.Services[name]
-		if name == "provision" {
+		if name == "provision" || name == "nats-users" || name == "nats-certs" {
 			continue // runs once and exits
 		}
 		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {

@@ -75,7 +75,8 @@ func TestCluster(t *testing.T) {
 	defer cancel()
 
 	ps := newProcs(t, dir)
-	nodes := startNATSCluster(t, ps, natsBin, dir)
+	sec := newSecurity(t, ctx, cairn, dir)
+	nodes := startNATSCluster(t, ps, natsBin, dir, sec)
 	natsURLs := urls(nodes)
 
 	// A new cluster elects its meta leader after a few seconds.
@@ -83,7 +84,7 @@ func TestCluster(t *testing.T) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		out, err := run(ctx, cairn, "provision", "--nats", natsURLs, "--replicas", "3")
+		out, err := run(ctx, cairn, append([]string{"provision", "--nats", natsURLs, "--replicas", "3"}, sec.flags("admin")...)...)
 		if err == nil {
 			t.Logf("%s(after %s)", out, time.Since(provisioned).Round(time.Millisecond))
 			break
@@ -102,14 +103,15 @@ func TestCluster(t *testing.T) {
 	var services []*proc
 	var readyURLs []string
 	for i := range 2 {
-		p := ps.start(fmt.Sprintf("orchestrator-%d", i+1), cairn, "orchestrator", "--nats", natsURLs,
-			"--http", addr(i), "--instance", fmt.Sprintf("o%d", i+1), "--model", "scripted/demo", "--script", script)
+		p := ps.start(fmt.Sprintf("orchestrator-%d", i+1), cairn, append([]string{"orchestrator", "--nats", natsURLs,
+			"--http", addr(i), "--instance", fmt.Sprintf("o%d", i+1), "--model", "scripted/demo", "--script", script},
+			sec.flags("orchestrator")...)...)
 		orchs = append(orchs, p)
 		services, readyURLs = append(services, p), append(readyURLs, "http://"+addr(i)+"/readyz")
 	}
 	for i := range 2 {
-		p := ps.start(fmt.Sprintf("compactor-%d", i+1), cairn, "compactor", "--nats", natsURLs,
-			"--http", addr(7+i), "--name", fmt.Sprintf("k%d", i+1), "--script", script)
+		p := ps.start(fmt.Sprintf("compactor-%d", i+1), cairn, append([]string{"compactor", "--nats", natsURLs,
+			"--http", addr(7 + i), "--name", fmt.Sprintf("k%d", i+1), "--script", script}, sec.flags("compactor")...)...)
 		services, readyURLs = append(services, p), append(readyURLs, "http://"+addr(7+i)+"/readyz")
 	}
 	workspaces := filepath.Join(dir, "workspaces")
@@ -117,14 +119,16 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		p := ps.start(fmt.Sprintf("toolrunner-%d", i+1), cairn, "toolrunner", "--nats", natsURLs,
+		p := ps.start(fmt.Sprintf("toolrunner-%d", i+1), cairn, append([]string{"toolrunner", "--nats", natsURLs,
 			"--workspace-root", workspaces, "--pool", "default", "--concurrency", "4", "--check-only",
-			"--http", addr(2+i), "--name", fmt.Sprintf("t%d", i+1))
+			"--http", addr(2 + i), "--name", fmt.Sprintf("t%d", i+1)}, sec.flags("toolrunner-default")...)...)
 		services, readyURLs = append(services, p), append(readyURLs, "http://"+addr(2+i)+"/readyz")
 	}
 	projData := filepath.Join(dir, "projector")
-	projector := ps.start("projector", cairn, "projector", "--nats", natsURLs, "--data", projData, "--http", addr(5))
-	gateway := ps.start("gateway", cairn, "gateway", "--nats", natsURLs, "--http", addr(6), "--projector", "http://"+addr(5))
+	projector := ps.start("projector", cairn, append([]string{"projector", "--nats", natsURLs, "--data", projData,
+		"--http", addr(5)}, sec.flags("projector")...)...)
+	gateway := ps.start("gateway", cairn, append([]string{"gateway", "--nats", natsURLs, "--http", addr(6),
+		"--projector", "http://" + addr(5)}, sec.flags("gateway")...)...)
 	services = append(services, projector, gateway)
 	readyURLs = append(readyURLs, "http://"+addr(5)+"/readyz", "http://"+addr(6)+"/readyz")
 	for i, p := range services {
@@ -132,7 +136,7 @@ func TestCluster(t *testing.T) {
 	}
 	lap("start the cluster, provision, start the services")
 
-	nc, err := nats.Connect(natsURLs, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	nc, err := nats.Connect(natsURLs, append(sec.options(t), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,12 +262,17 @@ func TestCluster(t *testing.T) {
 			completed++
 		}
 	}
-	if out, err := run(ctx, cairn, "audit", "verify", "--nats", natsURLs); err != nil {
+	if out, err := run(ctx, cairn, append([]string{"audit", "verify", "--nats", natsURLs}, sec.flags("admin")...)...); err != nil {
 		t.Errorf("audit verify: %v", err)
 	} else {
 		t.Logf("audit verify: %d sessions ok", strings.Count(out, "\nok ")+boolInt(strings.HasPrefix(out, "ok ")))
 	}
-	compareProjector(t, ctx, ps, cairn, natsURLs, js, projector, "http://"+addr(5)+"/readyz", projData, filepath.Join(dir, "rebuilt"))
+	compareProjector(t, ctx, ps, cairn, natsURLs, sec.flags("projector"), js, projector, "http://"+addr(5)+"/readyz", projData, filepath.Join(dir, "rebuilt"))
+	// Every service did its work as its own user: no server refused it a
+	// permission.
+	if lines := refused(ps); len(lines) > 0 {
+		t.Errorf("%d permissions refused, the first: %s", len(lines), strings.Join(lines[:min(10, len(lines))], "\n"))
+	}
 	lap("check the invariants")
 
 	t.Logf("FIGURES sessions=%d completed=%d prompts=%d answered-turns=%d interrupted-turns=%d rejected-prompts=%d tool-calls=%d compactions=%d (asked and applied %d, refused as unavailable %d; %d sessions; %d answers, %d abandoned by an owner that lost the session) run=%s nats-recovery=%s orchestrator-recovery=%s nats-node=down-to-the-end",
@@ -549,7 +558,7 @@ func gauge(url, name string) (int, error) {
 
 // compareProjector waits until the live projector has applied the whole
 // stream, stops it, and compares its dump with a fresh rebuild's.
-func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsURLs string, js jetstream.JetStream,
+func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsURLs string, auth []string, js jetstream.JetStream,
 	p *proc, readyURL, data, rebuilt string) {
 	t.Helper()
 	var applied uint64
@@ -579,7 +588,7 @@ func compareProjector(t *testing.T, ctx context.Context, ps *procs, cairn, natsU
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run(ctx, cairn, "projector", "rebuild", "--nats", natsURLs, "--data", rebuilt, "--until", strconv.FormatUint(applied, 10)); err != nil {
+	if _, err := run(ctx, cairn, append([]string{"projector", "rebuild", "--nats", natsURLs, "--data", rebuilt, "--until", strconv.FormatUint(applied, 10)}, auth...)...); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := run(ctx, cairn, "projector", "dump", "--data", rebuilt)

@@ -1,7 +1,9 @@
 // Package clustertest proves Cairn on a real cluster: a test, behind the build
 // tag `cluster` (run it with `make cluster-test`, part of `make test` and so
 // of CI), that builds the pinned nats-server and the cairn binary, starts a
-// 3-node NATS cluster and every service as separate processes on 127.0.0.1
+// 3-node NATS cluster (TLS for clients and verified routes, a NATS user per
+// service kind, all made by `cairn provision users` and `certs`) and every
+// service as separate processes on 127.0.0.1, each as its own NATS user
 // (two orchestrators, three toolrunners, two compactors, the projector, the
 // gateway), drives sessions through the gateway while it kills (SIGKILL) the
 // leader of the session stream, which stays down to the end, and one
@@ -23,6 +25,8 @@
 //   - `cairn audit verify` passes for every session;
 //   - the live projector's `cairn projector dump` equals the dump of a fresh
 //     `cairn projector rebuild` at the same stream sequence.
+//   - no NATS server refused a permission to any service (its log and the
+//     services' logs have no permissions violation).
 //
 // # Concurrency
 //

@@ -3,12 +3,15 @@
 package clustertest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // natsNode is one nats-server process of the cluster.
@@ -20,10 +23,79 @@ type natsNode struct {
 	proc    *proc
 }
 
+// security is what production runs NATS with: a user per service kind
+// (`cairn provision users`) and TLS for clients and routes with
+// certificates from `cairn provision certs`.
+type security struct {
+	creds string // directory of the seed files
+	tls   string // directory of ca/, server/ and ca-key/
+	auth  string // the authorization block
+}
+
+// newSecurity creates the users and the certificates with cairn.
+func newSecurity(t *testing.T, ctx context.Context, cairn, dir string) *security {
+	t.Helper()
+	s := &security{creds: filepath.Join(dir, "creds"), tls: filepath.Join(dir, "tls")}
+	var err error
+	if s.auth, err = run(ctx, cairn, "provision", "users", "--out", s.creds, "--pools", "default"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(ctx, cairn, "provision", "certs", "--out", s.tls, "--hosts", "127.0.0.1,localhost"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// ca is the CA certificate clients verify the servers with.
+func (s *security) ca() string { return filepath.Join(s.tls, "ca", "ca.pem") }
+
+// flags are the command-line flags that connect as user.
+func (s *security) flags(user string) []string {
+	return []string{"--creds", filepath.Join(s.creds, user+".nk"), "--tls-ca", s.ca()}
+}
+
+// options connect a test client as the admin.
+func (s *security) options(t *testing.T) []nats.Option {
+	t.Helper()
+	nk, err := nats.NkeyOptionFromSeed(filepath.Join(s.creds, "admin.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []nats.Option{nk, nats.RootCAs(s.ca())}
+}
+
+// tlsBlock is a tls block of a node's configuration; verify makes the node
+// require and check the peer's certificate (routes).
+func (s *security) tlsBlock(verify bool) string {
+	return fmt.Sprintf("tls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  verify: %t\n  timeout: 5\n}\n",
+		filepath.Join(s.tls, "server", "server.pem"), filepath.Join(s.tls, "server", "server-key.pem"),
+		filepath.Join(s.tls, "server", "ca.pem"), verify)
+}
+
+// refused returns the lines of the logs of ps's processes where a server
+// refused a permission or a client was told so.
+func refused(ps *procs) []string {
+	ps.mu.Lock()
+	all := append([]*proc(nil), ps.all...)
+	ps.mu.Unlock()
+	var out []string
+	for _, p := range all {
+		data, _ := os.ReadFile(p.log)
+		for l := range strings.Lines(string(data)) {
+			if strings.Contains(l, "Publish Violation") || strings.Contains(l, "Subscription Violation") ||
+				strings.Contains(strings.ToLower(l), "permissions violation") {
+				out = append(out, p.name+": "+strings.TrimSpace(l))
+			}
+		}
+	}
+	return out
+}
+
 // startNATSCluster starts a 3-node JetStream cluster of separate nats-server
-// processes, each with its own store under dir, and waits until every node
-// reports JetStream healthy.
-func startNATSCluster(t *testing.T, ps *procs, bin, dir string) []*natsNode {
+// processes, each with its own store under dir, requiring sec's users and
+// TLS of clients and routes, and waits until every node reports JetStream
+// healthy.
+func startNATSCluster(t *testing.T, ps *procs, bin, dir string, sec *security) []*natsNode {
 	t.Helper()
 	ports := freePorts(t, 9)
 	var routes []string
@@ -45,8 +117,12 @@ cluster {
   name: cairn
   listen: 127.0.0.1:%d
   routes: [%s]
+  %s
 }
-`, name, ports[i], ports[3+i], filepath.Join(dir, name), ports[6+i], strings.Join(routes, ", "))
+%s
+%s
+`, name, ports[i], ports[3+i], filepath.Join(dir, name), ports[6+i], strings.Join(routes, ", "),
+			sec.tlsBlock(true), sec.tlsBlock(false), sec.auth)
 		path := filepath.Join(dir, name+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)

@@ -32,6 +32,11 @@ var (
 	// ErrTimeout: the gateway stopped waiting (504). For a command sent with
 	// [WaitApplied] it is stored and will still be applied.
 	ErrTimeout = errors.New("cairn: timed out")
+	// ErrBudgetExceeded: the session's tenant is over its budget (429
+	// budget_exceeded): a prompt, steer or follow-up refused before it was
+	// stored, or refused by the orchestrator under [WaitApplied]. The
+	// message names the limit.
+	ErrBudgetExceeded = errors.New("cairn: budget exceeded")
 	// ErrClosed: the event stream was closed by its Close method.
 	ErrClosed = errors.New("cairn: event stream closed")
 )
@@ -51,7 +56,7 @@ type Error struct {
 	// error body names it (error.field).
 	Field string
 	// Reason is, for a command the orchestrator rejected (409 under
-	// WaitApplied), the rejection's code, such as "busy".
+	// WaitApplied, 429 over budget), the rejection's code, such as "busy".
 	Reason string
 	// CommandID is the rejected command's id (409 under WaitApplied).
 	CommandID string
@@ -88,6 +93,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusServiceUnavailable
 	case ErrTimeout:
 		return e.Status == http.StatusGatewayTimeout
+	case ErrBudgetExceeded:
+		return e.Status == http.StatusTooManyRequests && e.Code == "budget_exceeded"
 	}
 	return false
 }

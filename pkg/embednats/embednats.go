@@ -9,6 +9,16 @@
 // process but not a lost machine; SyncAlways fsyncs every write (about ten
 // times slower here). Production durability is R3 on a cluster.
 //
+// # Authentication
+//
+// With [Config.Users] set, every connection must authenticate as one of
+// them (an nkey user; `cairn up` generates their seeds, pkg/provision) and
+// may publish and subscribe only where its permissions say; the server
+// refuses a connection without credentials or with an unknown key, and
+// answers a forbidden publish or subscribe with a permissions violation
+// (logged through [Config.Logger]). Without Users the server is open:
+// tests only.
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use; Shutdown waits until the server has
@@ -18,6 +28,7 @@ package embednats
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -26,6 +37,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // Config configures an embedded server.
@@ -40,6 +52,21 @@ type Config struct {
 	SyncAlways bool
 	// MaxPayload bounds one message; default 8 MiB.
 	MaxPayload int32
+	// Users are the only identities that may connect; default none, which
+	// leaves the server open (tests only).
+	Users []User
+	// Logger receives the server's errors and warnings (refused
+	// connections, permission violations); default none.
+	Logger *slog.Logger
+}
+
+// User is an nkey user of the server: its public key and what it may
+// publish and subscribe to. Nil lists allow everything (the admin).
+type User struct {
+	Name      string // for the log
+	Nkey      string // public key, U...
+	Publish   []string
+	Subscribe []string
 }
 
 // Server is a running embedded NATS server.
@@ -85,9 +112,26 @@ func Start(cfg Config) (*Server, error) {
 		NoLog:              true,
 		JetStreamMaxMemory: 1 << 30,
 	}
+	for _, u := range cfg.Users {
+		if !nkeys.IsValidPublicUserKey(u.Nkey) {
+			return nil, fmt.Errorf("embednats: user %q: %q is not an nkey user public key", u.Name, u.Nkey)
+		}
+		nu := &server.NkeyUser{Nkey: u.Nkey}
+		if u.Publish != nil || u.Subscribe != nil {
+			nu.Permissions = &server.Permissions{Publish: &server.SubjectPermission{Allow: u.Publish},
+				Subscribe: &server.SubjectPermission{Allow: u.Subscribe}}
+		}
+		opts.Nkeys = append(opts.Nkeys, nu)
+	}
+	if cfg.Logger != nil {
+		opts.NoLog = false
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embednats: %w", err)
+	}
+	if cfg.Logger != nil {
+		srv.SetLoggerV2(logger{cfg.Logger}, false, false, false)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
@@ -110,4 +154,21 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 func (s *Server) Shutdown() {
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
+}
+
+// logger forwards the server's errors and warnings to slog; notices and
+// debug lines are dropped.
+type logger struct{ log *slog.Logger }
+
+func (l logger) Noticef(string, ...any) {}
+func (l logger) Debugf(string, ...any)  {}
+func (l logger) Tracef(string, ...any)  {}
+func (l logger) Warnf(format string, v ...any) {
+	l.log.Warn("nats server: " + fmt.Sprintf(format, v...))
+}
+func (l logger) Errorf(format string, v ...any) {
+	l.log.Error("nats server: " + fmt.Sprintf(format, v...))
+}
+func (l logger) Fatalf(format string, v ...any) {
+	l.log.Error("nats server: fatal: " + fmt.Sprintf(format, v...))
 }

@@ -21,6 +21,8 @@ type Patterns struct {
 	LeasesKV      string // $KV.<prefix>_leases.>
 	CheckpointsKV string // $KV.<prefix>_checkpoints.>
 	OutcomesKV    string // $KV.<prefix>_outcomes.>
+	BudgetsKV     string // $KV.<prefix>_budgets.>
+	BudgetUseKV   string // $KV.<prefix>_budget_use.>
 
 	Blobs     string // $O.<prefix>_blobs.>
 	Snapshots string // $O.<prefix>_snapshots.>
@@ -34,12 +36,13 @@ func (n Names) Patterns() Patterns {
 		ToolsKV: KVSubjects(n.ToolsBucket()), ToolStartsKV: KVSubjects(n.ToolStartsBucket()),
 		LeasesKV: KVSubjects(n.LeasesBucket()), CheckpointsKV: KVSubjects(n.CheckpointsBucket()),
 		OutcomesKV: KVSubjects(n.OutcomesBucket()),
-		Blobs:      ObjectSubjects(n.BlobsBucket()), Snapshots: ObjectSubjects(n.SnapshotsBucket()),
+		BudgetsKV:  KVSubjects(n.BudgetsBucket()), BudgetUseKV: KVSubjects(n.BudgetUseBucket()),
+		Blobs: ObjectSubjects(n.BlobsBucket()), Snapshots: ObjectSubjects(n.SnapshotsBucket()),
 	}
 }
 
 // All is every pattern of p, in the order of its fields.
 func (p Patterns) All() []string {
 	return []string{p.Commands, p.Sessions, p.Events, p.Tools, p.Results, p.Compactions, p.Cancels,
-		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.Blobs, p.Snapshots}
+		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.Blobs, p.Snapshots}
 }

@@ -20,6 +20,7 @@ func TestNamesUnderAPrefix(t *testing.T) {
 		n.StoredCommandSubject(3, "s1"):  "acme.cmd.3.s1",
 		n.StoredCommands(32):             "acme.cmd.{{partition(32,1)}}.{{wildcard(1)}}",
 		events.KVStream(n.ToolsBucket()): "KV_acme_tools",
+		n.BudgetUseBucket():              "acme_budget_use",
 		events.KVSubject(n.OutcomesBucket(), events.OutcomeKey("s1", "c1")): "$KV.acme_outcomes.s1.c1",
 		events.ObjectStream(n.BlobsBucket()):                                "OBJ_acme_blobs",
 		events.Names{}.ToolPoolConsumer("gpu"):                              "toolrunner_gpu",
@@ -31,8 +32,8 @@ func TestNamesUnderAPrefix(t *testing.T) {
 		}
 	}
 	all := n.Patterns().All()
-	if len(all) != 14 {
-		t.Fatalf("%d patterns, want one per stream and bucket (14): %v", len(all), all)
+	if len(all) != 16 {
+		t.Fatalf("%d patterns, want one per stream and bucket (16): %v", len(all), all)
 	}
 	for _, p := range all {
 		if !strings.HasPrefix(p, "acme.") && !strings.HasPrefix(p, "$KV.acme_") && !strings.HasPrefix(p, "$O.acme_") {

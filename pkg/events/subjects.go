@@ -72,6 +72,15 @@ func (n Names) OutcomesBucket() string { return n.p() + "_outcomes" }
 // [Names.OutcomesBucket]; both must be valid ids.
 func OutcomeKey(sid, commandID string) string { return sid + "." + commandID }
 
+// BudgetsBucket is the KV bucket of tenants' budget limits
+// (limits.<tenant>, pkg/budget).
+func (n Names) BudgetsBucket() string { return n.p() + "_budgets" }
+
+// BudgetUseBucket is the KV bucket of tenants' budget use: per-day settled
+// use and reservations in flight (day.<tenant>.<YYYY-MM-DD>) and run slots
+// (runs.<tenant>), pkg/budget.
+func (n Names) BudgetUseBucket() string { return n.p() + "_budget_use" }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 

@@ -81,7 +81,8 @@ type Consumer struct {
 // Config returns what Cairn needs under names with opts: the session log
 // and its object stores (pkg/session), the commands stream, the tool
 // protocol (pkg/toolbus), the compaction queue (pkg/compactbus), the
-// orchestrator's buckets, and the shared consumers of the compactors and of
+// orchestrator's buckets, the budget buckets (pkg/budget), and
+// the shared consumers of the compactors and of
 // each pool's toolrunners. The services that create a missing object at
 // start create it from the same function of this package, with their own
 // replicas.
@@ -99,9 +100,24 @@ func Config(n events.Names, opts Options) (Set, error) {
 	s.Streams = append(s.Streams, CompactionsStream(n, o.Replicas))
 	s.KeyValues = append(ToolBuckets(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
 	s.ObjectStores = []jetstream.ObjectStoreConfig{BlobsStore(n, o.Replicas), SnapshotsStore(n, o.Replicas)}
+	s.KeyValues = append(s.KeyValues, BudgetBuckets(n, o.Replicas)...)
 	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: CompactorConsumer(n, DefaultCompactorAckWait)})
 	for _, p := range o.Pools {
 		s.Consumers = append(s.Consumers, Consumer{Stream: n.ToolsStream(), Config: ToolPoolConsumer(n, p, DefaultToolAckWait)})
 	}
 	return s, nil
+}
+
+// BudgetUseMaxAge is how long a key of the budget use bucket outlives its
+// last write: long enough for a day's key to be read after the day ends.
+const BudgetUseMaxAge = 72 * time.Hour
+
+// BudgetBuckets are pkg/budget's buckets: the tenants' limits and their use.
+func BudgetBuckets(n events.Names, replicas int) []jetstream.KeyValueConfig {
+	replicas = max(1, replicas)
+	return []jetstream.KeyValueConfig{
+		{Bucket: n.BudgetsBucket(), History: 1, Replicas: replicas, Description: "Cairn tenant budgets: limits.<tenant>"},
+		{Bucket: n.BudgetUseBucket(), History: 1, TTL: BudgetUseMaxAge, Replicas: replicas,
+			Description: "Cairn budget use: day.<tenant>.<YYYY-MM-DD> (settled use, reservations), runs.<tenant> (run slots)"},
+	}
 }

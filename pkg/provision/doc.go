@@ -27,6 +27,15 @@
 // internal/natstest.Provision and RunProvisioned run Apply on a test
 // server, so tests run against what production has.
 //
+// # Users and credentials
+//
+// Each service kind connects to NATS as its own user with only the
+// permissions its work needs ([Users], [UserFor]: the table is users.go).
+// Users are nkeys: [EnsureCredentials] keeps one seed file per user (0600,
+// directory 0700) and [AuthorizationConfig] renders the servers'
+// authorization block; [Credential.Options] connects as one. [WriteCerts]
+// makes a CA and a server certificate for client and route TLS.
+//
 // # Partitions
 //
 // Sessions are spread over a fixed number of partitions for ownership. The

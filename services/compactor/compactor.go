@@ -53,8 +53,8 @@ func (c *Compactor) Ready() bool { return c.ready.Load() }
 func (c *Compactor) Run(ctx context.Context) error {
 	cfg := c.cfg
 	log := cfg.Logger.With("service", "compactor", "worker", cfg.Name)
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name("cairn compactor "+cfg.Name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond))
+	nc, err := nats.Connect(cfg.NATSURL, append([]nats.Option{nats.Name("cairn compactor " + cfg.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond)}, cfg.NATSOptions...)...)
 	if err != nil {
 		return fmt.Errorf("compactor: connect to %s: %w", cfg.NATSURL, err)
 	}

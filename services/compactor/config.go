@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -23,6 +24,9 @@ type Models interface {
 type Config struct {
 	// NATSURL is the server to connect to; default nats://127.0.0.1:4222.
 	NATSURL string
+	// NATSOptions are more options of the connection: credentials (the
+	// service's own NATS user), TLS; default none.
+	NATSOptions []nats.Option
 	// Prefix namespaces streams and subjects; default "cairn".
 	Prefix string
 	// Models resolves the model of each request. Required.

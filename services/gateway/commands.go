@@ -121,6 +121,9 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 			return
 		}
 	}
+	if !g.admits(w, r, cmd) { // over budget: 429 (budget.go)
+		return
+	}
 	var sub, outcome *fanout.Sub
 	if wait == "applied" {
 		// Subscribe before storing the command, so its effect cannot slip
@@ -217,6 +220,13 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, 
 // writeRejected answers 409 for a refused command: the reason as the
 // error's message, its code as "reason".
 func writeRejected(w http.ResponseWriter, commandID, reason, code string) {
+	if code == codeBudgetExceeded { // refused by the orchestrator over budget (budget.go)
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{
+			"error":     apiError{Code: codeBudgetExceeded, Message: reason},
+			"commandId": commandID, "reason": code,
+		})
+		return
+	}
 	writeJSON(w, http.StatusConflict, map[string]any{
 		"error":     apiError{Code: codeRejected, Message: reason},
 		"commandId": commandID, "reason": code,

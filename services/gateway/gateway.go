@@ -23,6 +23,7 @@ type Gateway struct {
 	log         *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
 	outcomeFeed *fanout.Fanout // the outcomes bucket, for ?wait=applied (outcomes.go)
 	outcomes    outcomes
+	budgets     budgets // tenants' budgets (budget.go)
 	handler     http.Handler
 	ready       atomic.Bool
 	metrics     metrics
@@ -48,6 +49,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.events = fanout.New(cfg.JetStream, n.EventsStream(), n.AllEvents(), 1024, cfg.Logger)
 	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
 	g.outcomes = outcomes{js: cfg.JetStream, bucket: n.OutcomesBucket()}
+	g.budgets = budgets{js: cfg.JetStream, names: n}
 	g.outcomeFeed = fanout.New(cfg.JetStream, g.outcomes.stream(), g.outcomes.filter(), 1024, cfg.Logger)
 	g.metrics = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -220,7 +222,8 @@ func (g *Gateway) routes() http.Handler {
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
-	g.adminRoutes(handle) // admin.go
+	g.adminRoutes(handle)  // admin.go
+	g.budgetRoutes(handle) // budget.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})

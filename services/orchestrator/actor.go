@@ -264,6 +264,9 @@ func (a *actor) startRun(ctx context.Context, f func(context.Context) error) {
 // msg, so that the log shows the commands of a session in the order they
 // came, whatever the next one does.
 func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
+	if a.refusedOverBudget(ctx, msg.CommandID) {
+		return
+	}
 	gate := make(chan struct{})
 	a.cmds.Lock()
 	a.cmds.gates[msg.CommandID] = gate

@@ -99,10 +99,11 @@ func (a *actor) newHarness(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	meter := a.meter(h) // the tenant's budget on every model call (budget.go)
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
-		Providers: a.o.providers, Model: model, Models: a.o.resolveModel, Tools: tools,
-		Sink: a.publish, Logger: a.log, Validator: &a.o.validator,
+		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
+		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 	})

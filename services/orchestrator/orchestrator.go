@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/cairn-agents/cairn/pkg/budget"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -23,6 +24,7 @@ type Orchestrator struct {
 	bus         *toolbus.Bus
 	checkpoints jetstream.KeyValue
 	outcomes    jetstream.KeyValue // outcomes without a log entry (outcomes.go)
+	budget      *budget.Ledger     // tenants' budgets (budget.go)
 	metrics     metrics
 	providers   map[string]llm.Provider // every provider name → the resolver
 	validator   tool.Validator          // shared by every session's harness
@@ -103,6 +105,9 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	o.outcomes, err = o.openBucket(ctx, provision.OutcomesBucket(o.cfg.Names, replicas, provision.CommandsMaxAge))
 	if err != nil {
 		return fmt.Errorf("orchestrator: outcomes bucket: %w", err)
+	}
+	if err := o.openBudget(ctx, replicas); err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
 	}
 	stopResults, err := o.consumeResults(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/budget"
 	"net/http"
 	"strconv"
 
@@ -33,6 +34,7 @@ func (p *Projector) Handler() http.Handler {
 	mux.HandleFunc("/v1/sessions/{id}/replay", get(p.replay))
 	mux.HandleFunc("/v1/audit/tool-calls", get(p.audit))
 	mux.HandleFunc("/v1/usage", get(p.usage))
+	mux.HandleFunc("/v1/tenants/{tenant}/usage", get(p.usage))
 	mux.HandleFunc(PathRebuild, p.rebuildRoute)
 	mux.HandleFunc(PathDigest, get(p.digest))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +227,13 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	q := parseParams(r.URL.RawQuery, "since", "until", "model")
 	f := store.UsageFilter{Since: q.day("since"), Until: q.day("until"), Model: q.nonEmpty("model")}
+	if t := r.PathValue("tenant"); r.Pattern == "/v1/tenants/{tenant}/usage" {
+		// a tenant's rows (ut/), by the tenant of each session's entry
+		if err := budget.ValidateTenant(t); err != nil {
+			return &paramError{"tenant", err.Error()}
+		}
+		f.Tenant = t
+	}
 	if f.Since != "" && f.Until != "" && f.Until < f.Since {
 		q.fail("until", "must not be before since (%s), got %s", f.Since, f.Until)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -19,6 +20,9 @@ import (
 type Config struct {
 	// NATSURL is the server to connect to; default nats://127.0.0.1:4222.
 	NATSURL string
+	// NATSOptions are more options of the connection: credentials (the
+	// service's own NATS user), TLS; default none.
+	NATSOptions []nats.Option
 	// Prefix namespaces streams, subjects and buckets; default "cairn".
 	Prefix string
 	// WorkspaceRoot confines every call: a call's workspace must be inside it.

@@ -111,8 +111,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}()
 	r.sandbox.Store(sb)
-	nc, err := nats.Connect(c.NATSURL, nats.Name("cairn toolrunner "+c.Pool), nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond))
+	nc, err := nats.Connect(c.NATSURL, append([]nats.Option{nats.Name("cairn toolrunner " + c.Pool), nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond)}, c.NATSOptions...)...)
 	if err != nil {
 		return fmt.Errorf("toolrunner: connect to %s: %w", c.NATSURL, err)
 	}

@@ -94,3 +94,43 @@ startupProbe:
   periodSeconds: 2
   failureThreshold: 60
 {{- end -}}
+
+{{/* The NATS user of a service: (dict "root" $ "user" "gateway"). Its
+credentials (nats.auth) and the CA of the servers (nats.tls) as env, mounts
+and volumes. Each pod mounts only its own seed from the credentials Secret. */}}
+{{- define "cairn.natsEnv" -}}
+{{- if .root.Values.nats.auth.enabled }}
+- {name: CAIRN_NATS_CREDS, value: {{ printf "/etc/cairn/nats-creds/%s.nk" .user | quote }}}
+{{- end }}
+{{- if .root.Values.nats.tls.enabled }}
+- {name: CAIRN_NATS_CA, value: {{ printf "/etc/cairn/nats-ca/%s" .root.Values.nats.tls.caKey | quote }}}
+{{- end }}
+{{- end -}}
+
+{{- define "cairn.natsMounts" -}}
+{{- if .Values.nats.auth.enabled }}
+- {name: nats-creds, mountPath: /etc/cairn/nats-creds, readOnly: true}
+{{- end }}
+{{- if .Values.nats.tls.enabled }}
+- {name: nats-ca, mountPath: /etc/cairn/nats-ca, readOnly: true}
+{{- end }}
+{{- end -}}
+
+{{- define "cairn.natsVolumes" -}}
+{{- if .root.Values.nats.auth.enabled }}
+- name: nats-creds
+  secret:
+    secretName: {{ required "nats.auth.existingSecret is required: a Secret with the seeds of cairn provision users" .root.Values.nats.auth.existingSecret }}
+    defaultMode: 0400
+    items:
+      - {key: {{ printf "%s.nk" .user }}, path: {{ printf "%s.nk" .user }}}
+{{- end }}
+{{- if .root.Values.nats.tls.enabled }}
+- name: nats-ca
+  secret:
+    secretName: {{ required "nats.tls.caSecret is required: a Secret with the CA of the NATS servers" .root.Values.nats.tls.caSecret }}
+    defaultMode: 0444
+    items:
+      - {key: {{ .root.Values.nats.tls.caKey }}, path: {{ .root.Values.nats.tls.caKey }}}
+{{- end }}
+{{- end -}}

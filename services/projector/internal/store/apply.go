@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/cairn-agents/cairn/pkg/budget"
 	"slices"
 	"time"
 
@@ -158,13 +159,16 @@ func (w *Writer) assistantUsage(s *Summary, m *events.Message, ms int64) error {
 		model = "unknown"
 	}
 	day := time.UnixMilli(ms).UTC().Format(time.DateOnly)
-	agg, err := w.usageOf(day, model)
-	if err != nil {
-		return err
+	// One row for the platform (u/), one for the session's tenant (ut/).
+	for _, tenant := range []string{"", budget.TenantOf(s.Tenant)} {
+		agg, err := w.usageOf(tenant, day, model)
+		if err != nil {
+			return err
+		}
+		agg.Calls++
+		addTokens(&agg.Tokens, u)
+		agg.Cost += u.Cost.Total
 	}
-	agg.Calls++
-	addTokens(&agg.Tokens, u)
-	agg.Cost += u.Cost.Total
 	return nil
 }
 

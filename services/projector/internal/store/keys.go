@@ -19,10 +19,11 @@ const (
 	pBySession    = "tx/sess/" // tx/sess/<sid>/<ms:16 hex>/<call id>
 	pByTime       = "tx/time/" // tx/time/<ms:16 hex>/<sid>/<call id>
 	pUsage        = "u/"       // u/<YYYY-MM-DD>/<model>
+	pTenantUsage  = "ut/"      // ut/<tenant>/<YYYY-MM-DD>/<model>
 	pBad          = "bad/"     // bad/<seq:16 hex>
 	keyApplied    = pMeta + "applied"
 	keyLayout     = pMeta + "layout"
-	layoutVersion = "2" // 2: no n/ keys; the tree is read from e/
+	layoutVersion = "3" // 2: no n/ keys; the tree is read from e/. 3: ut/ keys
 )
 
 func hex16(v uint64) string {
@@ -69,7 +70,10 @@ func entryKey(sid string, seq uint64) string { return pEntry + sid + "/" + hex16
 func entryIDKey(sid, id string) string       { return pEntryID + sid + "/" + id }
 func callKey(sid, callID string) string      { return pCall + sid + "/" + callID }
 func usageKey(day, model string) string      { return pUsage + day + "/" + model }
-func badKey(seq uint64) string               { return pBad + hex16(seq) }
+func tenantUsageKey(tenant, day, model string) string {
+	return pTenantUsage + tenant + "/" + day + "/" + model
+}
+func badKey(seq uint64) string { return pBad + hex16(seq) }
 func byToolKey(tool string, ms int64, sid, id string) string {
 	return pByTool + tool + "\x00" + msKey(ms) + "/" + sid + "/" + id
 }

@@ -106,8 +106,10 @@ type ToolCall struct {
 	StartedMs int64 `json:"startedMs"`
 }
 
-// Usage sums the model calls of one model on one day (key u/<day>/<model>).
+// Usage sums the model calls of one model on one day (key u/<day>/<model>),
+// or of one tenant's sessions (key ut/<tenant>/<day>/<model>, Tenant set).
 type Usage struct {
+	Tenant string  `json:"tenant,omitempty"`
 	Day    string  `json:"day"`
 	Model  string  `json:"model"`
 	Calls  int64   `json:"calls"`

@@ -1,10 +1,12 @@
 package store
 
 // UsageFilter selects usage rows. Days are YYYY-MM-DD (UTC), inclusive; ""
-// does not bound.
+// does not bound. Tenant "" reads the platform's rows (u/), else that
+// tenant's (ut/<tenant>/).
 type UsageFilter struct {
 	Since, Until string
 	Model        string
+	Tenant       string
 }
 
 // maxUsageRows bounds one usage answer.
@@ -14,10 +16,14 @@ const maxUsageRows = 100000
 // order, and their total. truncated reports that more rows matched than one
 // answer holds.
 func (d *DB) Usage(f UsageFilter) (rows []Usage, total Usage, truncated bool, err error) {
-	lower := []byte(pUsage + f.Since)
-	upper := prefixEnd(pUsage)
+	prefix := pUsage
+	if f.Tenant != "" {
+		prefix = pTenantUsage + f.Tenant + "/"
+	}
+	lower := []byte(prefix + f.Since)
+	upper := prefixEnd(prefix)
 	if f.Until != "" {
-		upper = prefixEnd(pUsage + f.Until + "/")
+		upper = prefixEnd(prefix + f.Until + "/")
 	}
 	r := d.read()
 	defer r.close()

@@ -376,8 +376,13 @@ func (w *Writer) addCall(c *ToolCall) error {
 	return nil
 }
 
-func (w *Writer) usageOf(day, model string) (*Usage, error) {
+// usageOf returns the usage row of model on day: of tenant under
+// ut/, or, with tenant "", of every tenant under u/.
+func (w *Writer) usageOf(tenant, day, model string) (*Usage, error) {
 	k := usageKey(day, model)
+	if tenant != "" {
+		k = tenantUsageKey(tenant, day, model)
+	}
 	if u, ok := w.usage[k]; ok {
 		return u, nil
 	}
@@ -392,7 +397,7 @@ func (w *Writer) usageOf(day, model string) (*Usage, error) {
 		return nil, err
 	}
 	if !found {
-		u = &Usage{Day: day, Model: model}
+		u = &Usage{Day: day, Model: model, Tenant: tenant}
 	}
 	w.usage[k] = u
 	return u, nil

@@ -1,0 +1,218 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairn-agents/cairn/pkg/budget"
+	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Budgets (pkg/budget, docs/budgets.md): the routes that set and read a
+// tenant's budget, the route of a tenant's usage (the projector's read
+// model), and the check before a prompt is stored.
+//
+// Roles, once the auth check stands in front of these handlers: PUT
+// /v1/tenants/{tenant}/budget needs admin, or tenant-admin of that tenant;
+// GET .../budget and GET .../usage need admin, or any role of that tenant
+// (tenant-admin, member, viewer).
+//
+// A prompt, steer or follow-up to a session whose tenant is over budget
+// is refused before it is stored: 429 budget_exceeded, with Retry-After
+// at the next UTC midnight when a daily limit is spent. The orchestrator
+// checks again (commands that reach it another way, and prompts that race
+// with the budget), and its refusal answers 429 too with ?wait=applied.
+
+const codeBudgetExceeded = budget.Code
+
+// budgets is the gateway's view of the budget ledger and of sessions'
+// tenants.
+type budgets struct {
+	js    jetstream.JetStream
+	names events.Names
+	mu    struct {
+		sync.Mutex
+		ledger  *budget.Ledger
+		tenants map[string]string // session id → tenant; a session's tenant never changes
+	}
+}
+
+// maxTenantCache bounds the sessions whose tenant is remembered.
+const maxTenantCache = 100000
+
+func (b *budgets) ledger(ctx context.Context) (*budget.Ledger, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.ledger != nil {
+		return b.mu.ledger, nil
+	}
+	l, err := budget.Open(ctx, b.js, budget.Options{Names: b.names})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.ledger = l
+	return l, nil
+}
+
+// tenantOf returns the tenant of session sid from its session entry (the
+// first on its subject), "" when the session does not exist.
+func (b *budgets) tenantOf(ctx context.Context, sid string) (string, error) {
+	b.mu.Lock()
+	t, ok := b.mu.tenants[sid]
+	b.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	s, err := b.js.Stream(ctx, b.names.SessionsStream())
+	if err != nil {
+		return "", err
+	}
+	m, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.names.SessionSubject(sid)))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	e, err := events.DecodeEntry(m.Data)
+	if err != nil {
+		return "", fmt.Errorf("session %s: its first entry: %w", sid, err)
+	}
+	t = budget.TenantOf(e.Tenant)
+	b.mu.Lock()
+	if b.mu.tenants == nil || len(b.mu.tenants) >= maxTenantCache {
+		b.mu.tenants = map[string]string{}
+	}
+	b.mu.tenants[sid] = t
+	b.mu.Unlock()
+	return t, nil
+}
+
+// admits reports whether cmd may be stored; false after answering 429
+// (over budget). A budget that cannot be read lets it through: the
+// orchestrator checks before every model call.
+func (g *Gateway) admits(w http.ResponseWriter, r *http.Request, cmd events.Command) bool {
+	switch cmd.Type {
+	case events.CmdPrompt, events.CmdSteer, events.CmdFollowUp:
+	default:
+		return true
+	}
+	ctx := r.Context()
+	tenant, err := g.budgets.tenantOf(ctx, cmd.SessionID)
+	if err == nil && tenant == "" {
+		return true // no such session: the orchestrator refuses it (no_session)
+	}
+	var l *budget.Ledger
+	if err == nil {
+		l, err = g.budgets.ledger(ctx)
+	}
+	if err == nil {
+		err = l.Check(ctx, tenant, cmd.SessionID)
+	}
+	var ex *budget.Exceeded
+	if errors.As(err, &ex) {
+		writeOverBudget(w, cmd.ID, ex)
+		return false
+	}
+	if err != nil {
+		g.cfg.Logger.Warn("gateway: cannot check the budget; the orchestrator will", "session", cmd.SessionID, "err", err)
+	}
+	return true
+}
+
+func writeOverBudget(w http.ResponseWriter, commandID string, ex *budget.Exceeded) {
+	if ex.Limit != budget.LimitRuns {
+		now := time.Now().UTC()
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		w.Header().Set("Retry-After", strconv.Itoa(int(midnight.Sub(now).Seconds())+1))
+	}
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{
+		"error":     apiError{Code: codeBudgetExceeded, Message: ex.Error()},
+		"commandId": commandID, "reason": codeBudgetExceeded,
+	})
+}
+
+// tenantPath returns the tenant of the path, after answering 400 if it is
+// not a tenant name.
+func tenantPath(w http.ResponseWriter, r *http.Request) (string, bool) {
+	t := r.PathValue("tenant")
+	if err := budget.ValidateTenant(t); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, "tenant in path: "+err.Error())
+		return "", false
+	}
+	return t, true
+}
+
+// putBudget sets a tenant's budget: PUT /v1/tenants/{tenant}/budget. The
+// body replaces the whole budget (an absent field is no limit); the
+// answer is the budget with today's use, as GET gives it.
+func (g *Gateway) putBudget(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := tenantPath(w, r)
+	if !ok {
+		return
+	}
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	lim, err := budget.DecodeLimits(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
+		return
+	}
+	l, err := g.budgets.ledger(r.Context())
+	if err == nil {
+		err = l.SetLimits(r.Context(), tenant, lim)
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the budget was not stored: "+err.Error())
+		return
+	}
+	g.writeBudget(w, r, l, tenant)
+}
+
+// getBudget answers a tenant's budget with today's use: GET
+// /v1/tenants/{tenant}/budget. A tenant with no budget answers zeros.
+func (g *Gateway) getBudget(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := tenantPath(w, r)
+	if !ok {
+		return
+	}
+	l, err := g.budgets.ledger(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot read budgets: "+err.Error())
+		return
+	}
+	g.writeBudget(w, r, l, tenant)
+}
+
+func (g *Gateway) writeBudget(w http.ResponseWriter, r *http.Request, l *budget.Ledger, tenant string) {
+	st, err := l.Status(r.Context(), tenant)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot read the budget: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// tenantUsage answers a tenant's usage by day and model from the
+// projector: GET /v1/tenants/{tenant}/usage.
+func (g *Gateway) tenantUsage(w http.ResponseWriter, r *http.Request) {
+	if _, ok := tenantPath(w, r); !ok {
+		return
+	}
+	g.queries()(w, r)
+}
+
+// budgetRoutes adds the routes of this file.
+func (g *Gateway) budgetRoutes(handle func(pattern, route string, timed bool, h http.HandlerFunc)) {
+	handle("PUT /v1/tenants/{tenant}/budget", "budget", true, g.putBudget)
+	handle("GET /v1/tenants/{tenant}/budget", "budget", true, g.getBudget)
+	handle("GET /v1/tenants/{tenant}/usage", "query", true, g.tenantUsage)
+}
