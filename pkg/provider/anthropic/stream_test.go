@@ -167,42 +167,12 @@ func cases(t testing.TB) []ssetest.Case {
 			Msg: failed(t, "retryable (status 429): Number of request tokens has exceeded your per-minute rate limit"),
 			Err: true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 7 * time.Second,
 		},
-		{
-			Name:  "529 overloaded",
-			Reply: ssetest.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-			Msg:   failed(t, "retryable (status 529): Overloaded"),
-			Err:   true, Kind: llm.KindRetryable, Status: 529,
-		},
-		{
-			Name:  "500",
-			Reply: ssetest.Reply{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
-			Msg:   failed(t, "retryable (status 500): Internal server error"),
-			Err:   true, Kind: llm.KindRetryable, Status: 500,
-		},
-		{
-			Name:  "401",
-			Reply: ssetest.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`},
-			Msg:   failed(t, "auth (status 401): invalid x-api-key"),
-			Err:   true, Kind: llm.KindAuth, Status: 401,
-		},
-		{
-			Name:  "400 invalid request",
-			Reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`},
-			Msg:   failed(t, "invalid_request (status 400): messages: roles must alternate"),
-			Err:   true, Kind: llm.KindInvalidRequest, Status: 400,
-		},
-		{
-			Name:  "overflow: prompt is too long",
-			Reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}`},
-			Msg:   failed(t, "context_overflow (status 400): prompt is too long: 213462 tokens > 200000 maximum"),
-			Err:   true, Kind: llm.KindContextOverflow, Status: 400,
-		},
-		{
-			Name:  "overflow: 413 request too large",
-			Reply: ssetest.Reply{Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`},
-			Msg:   failed(t, "context_overflow (status 413): Request exceeds the maximum allowed number of bytes."),
-			Err:   true, Kind: llm.KindContextOverflow, Status: 413,
-		},
+		statusCase(t, "529 overloaded", 529, "overloaded_error", "Overloaded", llm.KindRetryable, "retryable (status 529): Overloaded"),
+		statusCase(t, "500", 500, "api_error", "Internal server error", llm.KindRetryable, "retryable (status 500): Internal server error"),
+		statusCase(t, "401", 401, "authentication_error", "invalid x-api-key", llm.KindAuth, "auth (status 401): invalid x-api-key"),
+		statusCase(t, "400 invalid request", 400, "invalid_request_error", "messages: roles must alternate", llm.KindInvalidRequest, "invalid_request (status 400): messages: roles must alternate"),
+		statusCase(t, "overflow: prompt is too long", 400, "invalid_request_error", "prompt is too long: 213462 tokens > 200000 maximum", llm.KindContextOverflow, "context_overflow (status 400): prompt is too long: 213462 tokens > 200000 maximum"),
+		statusCase(t, "overflow: 413 request too large", 413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", llm.KindContextOverflow, "context_overflow (status 413): Request exceeds the maximum allowed number of bytes."),
 		{
 			Name: "silent overflow: a success whose usage exceeds the window stays a success",
 			Reply: ssetest.Reply{Body: ssetest.SSE(
@@ -239,6 +209,14 @@ func cases(t testing.TB) []ssetest.Case {
 			Err:    true, Kind: llm.KindRetryable,
 		},
 	}
+}
+
+// statusCase is a request refused with HTTP status before the stream began,
+// with an error of type typ and message msg, which the provider reports as
+// errMsg, an error of kind.
+func statusCase(t testing.TB, name string, status int, typ, msg string, kind llm.Kind, errMsg string) ssetest.Case {
+	return ssetest.Case{Name: name, Reply: ssetest.Reply{Status: status, Body: `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`},
+		Msg: failed(t, errMsg), Err: true, Kind: kind, Status: status}
 }
 
 // failed is the message of a request that failed before the stream began.
