@@ -10,12 +10,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// clientFrom returns the SDK client of the gateway --server names.
+// clientFrom returns the SDK client of the gateway --server names, with
+// the token of --token, CAIRN_TOKEN or the key `cairn up` recorded for
+// that server (serverkeys.go).
 func clientFrom(cmd *cobra.Command) (*client.Client, error) {
 	server, _ := cmd.Flags().GetString("server")
-	cl, err := client.New(server)
-	if err != nil {
+	flag, _ := cmd.Flags().GetString("token")
+	if _, err := client.New(server); err != nil {
 		return nil, usagef("--server: %q is not an http(s) URL", server)
+	}
+	token, err := tokenFor(server, flag)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(server, client.WithToken(token.Reveal()))
+	if err != nil {
+		return nil, usagef("--token: %v", err)
 	}
 	return cl, nil
 }

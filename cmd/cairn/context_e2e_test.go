@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/agent"
 	"github.com/cairn-agents/cairn/pkg/agent/agenttest"
 	"github.com/cairn-agents/cairn/pkg/embednats"
@@ -194,7 +195,12 @@ func startRecordingPlatform(t *testing.T) (*agenttest.Recorder, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(gateway.Config{JetStream: js, Log: log, Logger: quiet})
+	keyDir := t.TempDir()
+	adminKey, _, err := ensureAdminKey(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Config{JetStream: js, Log: log, Logger: quiet, BootstrapAdminKey: adminKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +217,8 @@ func startRecordingPlatform(t *testing.T) (*agenttest.Recorder, string) {
 			t.Errorf("platform stopped with %v", err)
 		}
 	})
-	return rec, "http://" + ln.Addr().String()
+	url := "http://" + ln.Addr().String()
+	recordPlatform(t, &platform{URL: url, KeyFile: adminKeyFile(keyDir)})
+	kittest.Eventually(t, 10*time.Second, "the gateway ready", gw.Ready)
+	return rec, url
 }

@@ -69,11 +69,11 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
-	cl, err := client.New(p.URL)
+	cl, err := client.New(p.URL, client.WithToken(p.AdminKey.Reveal()))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "   gateway %s, NATS %s\n\n", p.URL, p.NATS)
+	fmt.Fprintf(w, "   gateway %s, NATS %s, admin key %s\n\n", p.URL, p.NATS, p.KeyFile)
 
 	ids := make([]string, n)
 	for i := range ids {

@@ -24,7 +24,9 @@ import (
 func (u *upProcess) cairnClient(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(cairnBinary(t), args...)
-	cmd.Env = []string{"CAIRN_SERVER=" + u.url, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	// The user's config directory is the one `cairn up` recorded its key in.
+	cmd.Env = []string{"CAIRN_SERVER=" + u.url, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME=" + os.Getenv("XDG_CONFIG_HOME")}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -68,6 +68,7 @@ func (pp *piPlatform) start() {
 		cancel()
 		pp.t.Fatal(err)
 	}
+	recordPlatform(pp.t, p)
 	pp.p, pp.stop, pp.upProcess = p, cancel, &upProcess{url: p.URL}
 }
 

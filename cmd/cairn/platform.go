@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -48,7 +49,12 @@ type platform struct {
 	URL   string // the gateway's base URL
 	NATS  string // the embedded server's client URL
 	Creds string // the admin's credentials file, for operator commands
-	wait  func() error
+	// AdminKey is the platform admin key, kept in KeyFile (<data>/admin.key);
+	// NewKey says this start created it.
+	AdminKey secret.Secret
+	KeyFile  string
+	NewKey   bool
+	wait     func() error
 }
 
 // demoScript drives the scripted model when no script is given.
@@ -109,6 +115,12 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		return nil, err
 	}
 	cfg.WorkspaceRoot = root
+	// The admin key of the data directory, made at its first start: the
+	// gateway stores it as the bootstrap admin key (DESIGN §9).
+	adminKey, newKey, err := ensureAdminKey(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	// Every connection authenticates, each service as its own NATS user
 	// (pkg/provision's permission table); the seeds are generated at the
@@ -215,7 +227,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		return fail(err)
 	}
 	gw, err := gateway.New(gateway.Config{JetStream: gwJS, Log: sessionLog, Queries: proj.Handler(),
-		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg})
+		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg,
+		BootstrapAdminKey: adminKey})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
 	}
@@ -279,7 +292,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		}
 	}
 	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(),
-		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait}, nil
+		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait,
+		AdminKey: adminKey, KeyFile: adminKeyFile(cfg.DataDir), NewKey: newKey}, nil
 }
 
 // platformCredentials returns the current credential of every user of

@@ -47,6 +47,7 @@ func startTestPlatform(t *testing.T) *platform {
 			t.Errorf("platform stopped with %v", err)
 		}
 	})
+	recordPlatform(t, p)
 	return p
 }
 

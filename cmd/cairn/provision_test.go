@@ -26,6 +26,7 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 		"created stream CAIRN_COMPACTIONS\n",
 		"created KV bucket cairn_leases\n",
 		"created KV bucket cairn_outcomes\n",
+		"created KV bucket cairn_keys\n",
 		"created object store cairn_blobs\n",
 		"created object store cairn_snapshots\n",
 		"created consumer compactor on CAIRN_COMPACTIONS\n",
@@ -56,8 +57,8 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 			t.Errorf("stream %s has no leader right after provision returned", info.Config.Name)
 		}
 	}
-	if n != 15 {
-		t.Errorf("%d streams after provision, want every stream and bucket Cairn needs (15)", n)
+	if n != 16 {
+		t.Errorf("%d streams after provision, want every stream and bucket Cairn needs (16)", n)
 	}
 
 	code, out, errOut = cairn(t, "provision", "--nats", c.URLs(), "--replicas", "3", "--pools", "default,gpu")
@@ -65,10 +66,10 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 		t.Fatalf("provision again: exit %d\n%s%s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 19 {
-		t.Fatalf("second provision printed %d lines, want 18 objects and the summary:\n%s", len(lines), out)
+	if len(lines) != 20 {
+		t.Fatalf("second provision printed %d lines, want 19 objects and the summary:\n%s", len(lines), out)
 	}
-	for _, l := range lines[:18] {
+	for _, l := range lines[:19] {
 		if !strings.HasPrefix(l, "unchanged ") && l != "created consumer toolrunner_gpu on CAIRN_TOOLS" {
 			t.Errorf("second provision: %q, want every object unchanged but the new pool's consumer", l)
 		}

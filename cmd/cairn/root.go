@@ -36,6 +36,8 @@ func newRoot(e *env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("server", envOr("CAIRN_SERVER", "http://127.0.0.1:8080"), "gateway URL (env CAIRN_SERVER)")
+	// No default from the environment: --help would print the token.
+	root.PersistentFlags().String("token", "", "API key or OIDC token sent to the gateway (env CAIRN_TOKEN; default: the key `cairn up` recorded for --server)")
 	root.AddCommand(
 		newConvertCmd(e),
 		newUpCmd(e),
@@ -63,6 +65,7 @@ func newRoot(e *env) *cobra.Command {
 		newDemoCmd(e),
 		newProvisionCmd(e),
 		newBudgetCmd(e),
+		newKeysCmd(e),
 	)
 	return root
 }

@@ -43,7 +43,7 @@ func newRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer func() { err = errors.Join(err, stop()) }()
-			if cl, err = client.New(p.URL); err != nil {
+			if cl, err = client.New(p.URL, client.WithToken(p.AdminKey.Reveal())); err != nil {
 				return err
 			}
 			embedded = true

@@ -39,8 +39,25 @@ func newUpCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// Recorded before the first line: a client started on it finds the key.
+		keyLine := recordAdminKey(p)
 		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s, admin credentials %s\n", p.URL, p.NATS, abs, p.Creds)
+		fmt.Fprintln(e.stdout, keyLine)
 		return p.wait()
 	}
 	return c
+}
+
+// recordAdminKey records the platform admin key for the client commands of
+// this user (serverkeys.go), so they need no --token, and returns the line
+// saying where the key is.
+func recordAdminKey(p *platform) string {
+	state := "admin key"
+	if p.NewKey {
+		state = "admin key created"
+	}
+	if err := rememberServer(p.URL, p.KeyFile); err != nil {
+		return fmt.Sprintf("%s: %s (not recorded for the cairn commands: %v; pass --token or CAIRN_TOKEN)", state, p.KeyFile, err)
+	}
+	return fmt.Sprintf("%s: %s (the cairn commands of this user use it for %s)", state, p.KeyFile, p.URL)
 }

@@ -160,3 +160,25 @@ func TestComposeScrapes(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeAdminKeyFromTheHost checks that the gateway's first admin key
+// comes from a compose secret filled from the host's CAIRN_ADMIN_KEY, not
+// from the image or the file itself.
+func TestComposeAdminKeyFromTheHost(t *testing.T) {
+	p := load(t)
+	gw := p.Services["gateway"]
+	if len(gw.Secrets) != 1 || gw.Secrets[0].Source != "cairn_admin_key" {
+		t.Fatalf("gateway secrets %+v, want cairn_admin_key", gw.Secrets)
+	}
+	if s, ok := p.Secrets["cairn_admin_key"]; !ok || s.Environment != "CAIRN_ADMIN_KEY" {
+		t.Errorf("secret cairn_admin_key = %+v, want it from the host's CAIRN_ADMIN_KEY", s)
+	}
+	if i := slices.Index(gw.Command, "--bootstrap-admin-key-file"); i < 0 || i+1 == len(gw.Command) || gw.Command[i+1] != "/run/secrets/cairn_admin_key" {
+		t.Errorf("gateway command %v, want --bootstrap-admin-key-file /run/secrets/cairn_admin_key", gw.Command)
+	}
+	for name, svc := range p.Services {
+		if name != "gateway" && len(svc.Secrets) > 0 {
+			t.Errorf("%s gets secrets %+v; only the gateway needs the admin key", name, svc.Secrets)
+		}
+	}
+}

@@ -29,14 +29,18 @@ import (
 func main() {
 	server := flag.String("server", envOr("CAIRN_SERVER", client.DefaultServer), "gateway URL (env CAIRN_SERVER)")
 	model := flag.String("model", "", "model as provider/model (default: the platform's)")
+	token := flag.String("token", "", "API key or OIDC token (env CAIRN_TOKEN; `cairn up` writes the admin key to DATA/admin.key)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: sdk [--server URL] [--model provider/model] PROMPT")
+		fmt.Fprintln(os.Stderr, "usage: sdk [--server URL] [--token TOKEN] [--model provider/model] PROMPT")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cl, err := client.New(*server)
+	if *token == "" {
+		*token = os.Getenv("CAIRN_TOKEN")
+	}
+	cl, err := client.New(*server, client.WithToken(*token))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,14 +11,17 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 )
 
 // gatewayClient posts commands to the gateway, retrying with the same
 // command id (the gateway's message id, so a retry is a no-op duplicate) while
 // the platform recovers.
 type gatewayClient struct {
-	base string
-	http *http.Client
+	base  string
+	http  *http.Client
+	token secret.Secret // an admin key
 }
 
 // outcome is how the gateway acknowledged a command.
@@ -46,6 +49,7 @@ func (c *gatewayClient) post(ctx context.Context, path string, body any) (outcom
 			return 0, err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+c.token.Reveal())
 		resp, err := c.http.Do(req)
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
@@ -93,6 +97,7 @@ func (c *gatewayClient) createOnce(ctx context.Context, sid, commandID string) (
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token.Reveal())
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, err

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
+	gwpkg "github.com/cairn-agents/cairn/services/gateway"
 )
 
 // settleWithin bounds the wait for one command to be applied and settle.
@@ -127,8 +128,17 @@ func TestCluster(t *testing.T) {
 	projData := filepath.Join(dir, "projector")
 	projector := ps.start("projector", cairn, append([]string{"projector", "--nats", natsURLs, "--data", projData,
 		"--http", addr(5)}, sec.flags("projector")...)...)
+	// The gateway's first admin key comes from a file, as the chart's Secret gives it.
+	adminKey, _, err := gwpkg.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "admin.key")
+	if err := os.WriteFile(keyFile, []byte(adminKey.Reveal()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	gateway := ps.start("gateway", cairn, append([]string{"gateway", "--nats", natsURLs, "--http", addr(6),
-		"--projector", "http://" + addr(5)}, sec.flags("gateway")...)...)
+		"--projector", "http://" + addr(5), "--bootstrap-admin-key-file", keyFile}, sec.flags("gateway")...)...)
 	services = append(services, projector, gateway)
 	readyURLs = append(readyURLs, "http://"+addr(5)+"/readyz", "http://"+addr(6)+"/readyz")
 	for i, p := range services {
@@ -149,7 +159,7 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := &gatewayClient{base: "http://" + addr(6), http: &http.Client{Timeout: 45 * time.Second}}
+	gw := &gatewayClient{base: "http://" + addr(6), http: &http.Client{Timeout: 45 * time.Second}, token: adminKey}
 
 	// Every session runs its prompts one after another; all sessions at once.
 	total := int64(nSessions * rounds * len(prompts))

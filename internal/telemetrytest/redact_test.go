@@ -35,7 +35,7 @@ func TestNoContentNoKeyByDefault(t *testing.T) {
 		t.Fatalf("the run exported too little to judge:\nspans:\n%s\nlogs:\n%s", spans, logs)
 	}
 	for what, text := range map[string]string{"span": spans, "metric": metrics, "log": logs} {
-		for _, secret := range []string{apiKey, promptSecret, toolContent, completion} {
+		for _, secret := range []string{apiKey, adminKey.Reveal(), promptSecret, toolContent, completion} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%q is in a %s:\n%s", secret, what, linesWith(text, secret))
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
@@ -41,8 +42,26 @@ import (
 // runs toolrunner.Run with telemetry from the OTEL_* environment and exits.
 //
 // With CAIRN_TT_ROLE=gateway it runs a gateway the same way.
+//
+// Every gateway of these tests stores adminKey as its bootstrap admin key,
+// and every request through http.DefaultTransport carries it.
 func TestMain(m *testing.M) {
+	http.DefaultTransport = withAdminKey{http.DefaultTransport}
 	kittest.Main(m, kittest.Children{"toolrunner": toolrunnerMain, "gateway": gatewayMain})
+}
+
+// adminKey is the platform admin key of the tests' gateways (a test key).
+const adminKey secret.Secret = "cairn_00112233445566aa_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+// withAdminKey sends adminKey with a request that carries no Authorization.
+type withAdminKey struct{ next http.RoundTripper }
+
+func (w withAdminKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+adminKey.Reveal())
+	}
+	return w.next.RoundTrip(r)
 }
 
 func toolrunnerMain() int {
@@ -124,7 +143,7 @@ func serveGateway(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	g, err := gateway.New(gateway.Config{JetStream: js, Logger: log})
+	g, err := gateway.New(gateway.Config{JetStream: js, Logger: log, BootstrapAdminKey: adminKey})
 	if err != nil {
 		return err
 	}
@@ -457,12 +476,25 @@ func startOps(t *testing.T, natsURL string, nc *nats.Conn, js jetstream.JetStrea
 	defer ops.Close()
 	metrics["projector"] = scrape(t, ops.URL+"/metrics")
 
-	g, err := gateway.New(gateway.Config{JetStream: js, Log: log, Queries: p.Handler()})
+	g, err := gateway.New(gateway.Config{JetStream: js, Log: log, Queries: p.Handler(), BootstrapAdminKey: adminKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := httptest.NewServer(g.Handler())
-	defer gw.Close()
+	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwCtx, stopGW := context.WithCancel(context.Background())
+	gwDone := make(chan error, 1)
+	go func() { gwDone <- g.Serve(gwCtx, gwLn) }()
+	defer func() {
+		stopGW()
+		if err := <-gwDone; err != nil {
+			t.Errorf("gateway stopped with %v", err)
+		}
+	}()
+	kittest.Eventually(t, 10*time.Second, "the gateway ready", g.Ready)
+	gw := struct{ URL string }{"http://" + gwLn.Addr().String()}
 	resp, err := http.Get(gw.URL + "/v1/sessions/s1")
 	if err != nil {
 		t.Fatal(err)

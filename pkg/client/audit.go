@@ -35,6 +35,9 @@ type ToolCall struct {
 	ResultID   string `json:"resultEntryId,omitempty"` // the toolResult message
 	Seq        uint64 `json:"seq"`
 	StartedMs  int64  `json:"startedMs"` // Started in Unix ms
+	// Principal is who sent the prompt the call answers ("key:<id>",
+	// "oidc:<sub>"); absent without one.
+	Principal string `json:"principal,omitempty"`
 }
 
 // ToolCallFilter selects tool calls of GET /v1/audit/tool-calls. Zero fields
@@ -45,6 +48,7 @@ type ToolCallFilter struct {
 	Since       time.Time // started at or after
 	Until       time.Time // started before
 	Outcome     string    // one of the Outcome* values
+	Principal   string    // who sent the prompt the call answers
 	MinDuration time.Duration
 	Limit       int    // 1–1000; 0: the gateway's default (100)
 	Cursor      string // a previous page's NextCursor
@@ -69,6 +73,7 @@ func (c *Client) ToolCalls(ctx context.Context, f ToolCallFilter) (ToolCallPage,
 	set("tool", f.Tool)
 	set("session", f.Session)
 	set("outcome", f.Outcome)
+	set("principal", f.Principal)
 	set("cursor", f.Cursor)
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))

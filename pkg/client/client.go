@@ -43,8 +43,24 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithHeader adds a header to every request, such as Authorization once the
-// gateway checks principals (DESIGN §9) or a tracing header of your own.
+// WithToken sends token (an API key, cairn_<id>_<secret>, or an OIDC JWT)
+// as "Authorization: Bearer <token>" with every request. An empty token
+// sends none. The token is not part of any error the client returns.
+func WithToken(token string) Option {
+	return func(c *Client) error {
+		if token == "" {
+			return nil
+		}
+		if strings.ContainsAny(token, " \t\r\n") {
+			return fmt.Errorf("%w: WithToken: a token has no spaces or line breaks", ErrInvalid)
+		}
+		c.header.Set("Authorization", "Bearer "+token)
+		return nil
+	}
+}
+
+// WithHeader adds a header to every request, such as a tracing header of
+// your own ([WithToken] sets Authorization).
 func WithHeader(key, value string) Option {
 	return func(c *Client) error {
 		if key == "" || strings.ContainsAny(key, " :\r\n") || strings.ContainsAny(value, "\r\n") {

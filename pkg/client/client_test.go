@@ -14,7 +14,7 @@ import (
 
 func newClient(t testing.TB, url string) *client.Client {
 	t.Helper()
-	cl, err := client.New(url)
+	cl, err := client.New(url, client.WithToken(adminToken.Reveal()))
 	if err != nil {
 		t.Fatal(err)
 	}

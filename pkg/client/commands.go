@@ -153,6 +153,9 @@ type CommandStatus struct {
 	State     string `json:"state"`
 	// EntryID is the first entry naming the command.
 	EntryID string `json:"entryId,omitempty"`
+	// Principal is who sent the command ("key:<id>", "oidc:<sub>"), as
+	// that entry records it.
+	Principal string `json:"principal,omitempty"`
 	// Reason and Code explain a rejection.
 	Reason string `json:"reason,omitempty"`
 	Code   string `json:"code,omitempty"`

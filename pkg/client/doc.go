@@ -6,7 +6,7 @@
 //
 // A service that drives an agent:
 //
-//	cl, err := client.New("http://127.0.0.1:8080")
+//	cl, err := client.New("http://127.0.0.1:8080", client.WithToken(os.Getenv("CAIRN_TOKEN")))
 //	if err != nil { ... }
 //	s, err := cl.CreateSession(ctx, client.CreateSession{}, client.WaitApplied()) // the default model
 //	if err != nil { ... }
@@ -36,7 +36,15 @@
 // session entries, messages and live events are pkg/events' wire types.
 // One file per API area: sessions.go, commands.go, events.go, log.go
 // (entries, records, context, tree, export, import), replay.go, audit.go,
-// usage.go, projector.go (the admin routes: online rebuild, digest).
+// usage.go, projector.go (the admin routes: online rebuild, digest),
+// keys.go (API keys: create, list, revoke).
+//
+// # Authentication
+//
+// Every /v1 call needs a principal (docs/security.md): give the client a
+// token with [WithToken], an API key (cairn_<id>_<secret>) or an OIDC JWT
+// the gateway accepts. A call without one fails with ErrUnauthenticated;
+// a role that may not do it with ErrForbidden.
 //
 // # Commands
 //
@@ -67,13 +75,15 @@
 // status, the API's code and message, and for a refused command the
 // reason; read it with errors.As. Branch with errors.Is on the sentinels:
 //
-//	400  ErrInvalid      the message names the field
-//	404  ErrNotFound     no such session, entry or command
-//	409  ErrRejected     a command refused under WaitApplied; an import of an id that exists
-//	413  ErrTooLarge     a body over the gateway's limit
-//	422  ErrCorrupt      the stored log does not decode
-//	503  ErrUnavailable  a part of the platform is not reachable now
-//	504  ErrTimeout      not applied within the wait; still stored, still applied
+//	400  ErrInvalid          the message names the field
+//	401  ErrUnauthenticated  no token, or one malformed, unknown, revoked or expired
+//	403  ErrForbidden        the principal's role may not do this
+//	404  ErrNotFound         no such session, entry or command
+//	409  ErrRejected         a command refused under WaitApplied; an import of an id that exists
+//	413  ErrTooLarge         a body over the gateway's limit
+//	422  ErrCorrupt          the stored log does not decode
+//	503  ErrUnavailable      a part of the platform is not reachable now
+//	504  ErrTimeout          not applied within the wait; still stored, still applied
 //
 // A malformed session id is refused before any request, with an error
 // that wraps ErrInvalid (and is not an *Error). A gateway that cannot be

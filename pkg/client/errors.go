@@ -37,6 +37,11 @@ var (
 	// stored, or refused by the orchestrator under [WaitApplied]. The
 	// message names the limit.
 	ErrBudgetExceeded = errors.New("cairn: budget exceeded")
+	// ErrUnauthenticated: the gateway refused the credentials (401): none
+	// were sent, or the token is malformed, unknown, revoked or expired.
+	ErrUnauthenticated = errors.New("cairn: unauthenticated")
+	// ErrForbidden: the principal's role may not do this (403).
+	ErrForbidden = errors.New("cairn: forbidden")
 	// ErrClosed: the event stream was closed by its Close method.
 	ErrClosed = errors.New("cairn: event stream closed")
 )
@@ -95,6 +100,10 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusGatewayTimeout
 	case ErrBudgetExceeded:
 		return e.Status == http.StatusTooManyRequests && e.Code == "budget_exceeded"
+	case ErrUnauthenticated:
+		return e.Status == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.Status == http.StatusForbidden
 	}
 	return false
 }

@@ -34,7 +34,7 @@ func Example() {
 	defer stop()
 	ctx := context.Background()
 
-	cl, err := client.New(server)
+	cl, err := client.New(server, client.WithToken(adminToken.Reveal()))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -94,7 +94,7 @@ func ExampleError() {
 	server, stop := exampleGateway()
 	defer stop()
 	ctx := context.Background()
-	cl, _ := client.New(server)
+	cl, _ := client.New(server, client.WithToken(adminToken.Reveal()))
 	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: "idle"}, client.WaitApplied()); err != nil {
 		panic(err)
 	}
@@ -116,7 +116,7 @@ func ExampleClient_VerifySession() {
 	server, stop := exampleGateway()
 	defer stop()
 	ctx := context.Background()
-	cl, _ := client.New(server)
+	cl, _ := client.New(server, client.WithToken(adminToken.Reveal()))
 	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: "audited"}, client.WaitApplied()); err != nil {
 		panic(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/services/compactor"
@@ -46,6 +48,26 @@ const testScript = `{
 }`
 
 // testPlatform is a running platform; JS reaches its NATS directly.
+// adminToken is the platform admin key of every test platform (its
+// gateway's bootstrap key), which newClient and the examples send.
+var adminToken = func() secret.Secret {
+	tok, _, err := gateway.NewKey()
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}()
+
+// authGet is http.Get with the admin token.
+func authGet(url string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken.Reveal())
+	return http.DefaultClient.Do(req)
+}
+
 type testPlatform struct {
 	URL  string
 	JS   jetstream.JetStream
@@ -120,7 +142,7 @@ func startPlatform(dir string) (*testPlatform, error) {
 	}
 	closers = append(closers, proj.Close)
 	gw, err := gateway.New(gateway.Config{JetStream: js, Log: sessionLog, Queries: proj.Handler(), Logger: log, WaitTimeout: 20 * time.Second,
-		MaxBodyBytes: 1 << 20})
+		MaxBodyBytes: 1 << 20, BootstrapAdminKey: adminToken})
 	if err != nil {
 		return fail(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"slices"
 	"testing"
 
@@ -69,7 +68,7 @@ func TestTreePreviewsAndOnlineRebuild(t *testing.T) {
 
 	strict := func(path string, v any) {
 		t.Helper()
-		resp, err := http.Get(p.URL + path)
+		resp, err := authGet(p.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

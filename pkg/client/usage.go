@@ -13,6 +13,16 @@ type Usage struct {
 	Calls  int64   `json:"calls"`
 	Tokens Tokens  `json:"tokens"`
 	Cost   float64 `json:"cost"`
+	// ByPrincipal splits the row by who sent the prompts ("key:<id>",
+	// "oidc:<sub>"); absent in a total.
+	ByPrincipal map[string]PrincipalUsage `json:"byPrincipal,omitempty"`
+}
+
+// PrincipalUsage is one principal's part of a usage row.
+type PrincipalUsage struct {
+	Calls  int64   `json:"calls"`
+	Tokens Tokens  `json:"tokens"`
+	Cost   float64 `json:"cost"`
 }
 
 // UsageFilter selects rows of GET /v1/usage. Zero fields do not filter.

@@ -27,6 +27,7 @@ func TestResponsesDecodeStrictlyIntoTheSDKTypes(t *testing.T) {
 	strict := func(t *testing.T, method, path, body string, v any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, p.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+adminToken.Reveal())
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +88,7 @@ func TestResponsesDecodeStrictlyIntoTheSDKTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine, _ := json.Marshal(rp)
-	resp, err := http.Get(p.URL + "/v1/sessions/w1/replay")
+	resp, err := authGet(p.URL + "/v1/sessions/w1/replay")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,12 @@ type Command struct {
 	// label ("" clears)
 	Label string `json:"label,omitempty"`
 
+	// Principal is who sent the command, as the gateway authenticated it:
+	// "key:<key id>" for an API key, "oidc:<subject>" for an OIDC token.
+	// The gateway sets it and refuses a client's; empty on commands from
+	// before authentication (and from tools that write the stream directly).
+	Principal string `json:"principal,omitempty"`
+
 	Extra Extra `json:"-"`
 }
 
@@ -113,6 +119,7 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	w.OptStr("instructions", c.Instructions)
 	w.OptStr("level", c.Level)
 	w.OptStr("label", c.Label)
+	w.OptStr("principal", c.Principal)
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		w.Key("entryId")
 		w.B = append(w.B, "null"...)
@@ -170,6 +177,9 @@ func (c *Command) validate(entryIDPresent bool) error {
 		if err := validateID("sessionId", "session id", c.SessionID); err != nil {
 			return err
 		}
+	}
+	if err := ValidatePrincipal("principal", c.Principal); err != nil {
+		return err
 	}
 	switch c.Type {
 	case CmdCreate:
@@ -262,4 +272,25 @@ func validateToolNames(names []string) error {
 		}
 	}
 	return nil
+}
+
+// ValidatePrincipal checks a principal id: empty, or at most 256
+// characters of printable ASCII with no space.
+func ValidatePrincipal(field, p string) error {
+	if problem := principalProblem(p); problem != "" {
+		return fieldErr(field, "%s", problem)
+	}
+	return nil
+}
+
+func principalProblem(p string) string {
+	if len(p) > 256 {
+		return "must be at most 256 characters, got " + itoa(len(p))
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x21 || p[i] > 0x7e {
+			return "has a character that is not printable ASCII (or a space) at " + itoa(i)
+		}
+	}
+	return ""
 }

@@ -80,6 +80,9 @@ type Entry struct {
 	ParentID  *string // nil = root of the tree (never set on `session`)
 	Timestamp string  // see TimeFormat
 	CommandID string  // the command whose effect this entry is (Cairn)
+	// Principal is who sent that command (Command.Principal), when the
+	// gateway authenticated it (Cairn).
+	Principal string
 
 	// ParentDigest is the digest of the entry before this one on the session's
 	// subject (empty for the first): the log is a hash chain (Cairn).
@@ -163,6 +166,7 @@ func (e *Entry) write(w *jsonx.Writer) {
 	}
 	w.Str("timestamp", e.Timestamp)
 	w.OptStr("commandId", e.CommandID)
+	w.OptStr("principal", e.Principal)
 	w.OptStr("parentDigest", e.ParentDigest)
 	switch e.Type {
 	case EntrySession:
@@ -290,6 +294,10 @@ func (e *Entry) decode(data []byte) error {
 		}
 	}
 	e.CommandID = r.Str("commandId", false)
+	e.Principal = r.Str("principal", false)
+	if problem := principalProblem(e.Principal); problem != "" && r.Err() == nil {
+		r.Fail("principal", "%s", problem)
+	}
 	e.ParentDigest = r.Str("parentDigest", false)
 	switch e.Type {
 	case EntrySession:

@@ -41,6 +41,8 @@ func TestErrorTexts(t *testing.T) {
 		{"entry cut short", decodeEntry, []byte(`{"type":`), "invalid JSON at offset 8: want a value, got the end of the input"},
 		{"entry with a trailing comma", decodeEntry, []byte(`{"type":"leaf",}`), "invalid JSON at offset 15: want a string (a member's key), got '}'"},
 		{"message not an object", decodeEntry, entry(`{"message":"hi"}`), "message: must be a JSON object, got a string"},
+		{"entry principal with a space", decodeEntry, entry(`{"principal":"key:a b"}`), "principal: has a character that is not printable ASCII (or a space) at 5"},
+		{"command principal with a newline", decodeCommand, cmd(`{"principal":"oidc:a\nb"}`), "principal: has a character that is not printable ASCII (or a space) at 6"},
 		{"content a number", decodeEntry, entry(`{"message":{"role":"user","content":5}}`), "message.content: must be a string or an array of content blocks, got a number"},
 		{"usage count a string", decodeEntry, entry(`{"message":{"role":"assistant","content":[],"stopReason":"stop","usage":{"input":"many"}}}`), "message.usage.input: must be an integer, got a string"},
 		{"usage count fractional", decodeEntry, entry(`{"message":{"role":"assistant","content":[],"stopReason":"stop","usage":{"input":1.5}}}`), "message.usage.input: must be an integer, got 1.5"},

@@ -81,6 +81,12 @@ func (n Names) BudgetsBucket() string { return n.p() + "_budgets" }
 // (runs.<tenant>), pkg/budget.
 func (n Names) BudgetUseBucket() string { return n.p() + "_budget_use" }
 
+// KeysBucket is the KV bucket of the gateway's API keys: one key per API
+// key id, its value the key's record (role, tenant, SHA-256 of the
+// secret, never the secret). Every gateway watches it, so a key created or
+// revoked on one gateway holds on all of them within moments.
+func (n Names) KeysBucket() string { return n.p() + "_keys" }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 

@@ -197,11 +197,12 @@ func gatewayGrants(n events.Names) grants {
 	}
 	g.kv(n.OutcomesBucket(), false)
 	g.kv(n.ToolsBucket(), false)
-	g.create("KV_" + n.OutcomesBucket())
+	g.create(events.KVStream(n.OutcomesBucket()))
 	g.kv(n.BudgetsBucket(), true) // budgets: limits set, today's use read
 	g.kv(n.BudgetUseBucket(), false)
-	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket()} {
-		g.create("KV_" + b)
+	g.kv(n.KeysBucket(), true) // API keys: created, revoked, watched
+	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket(), n.KeysBucket()} {
+		g.create(events.KVStream(b))
 	}
 	g.objects(n.BlobsBucket(), false)
 	return g
@@ -224,17 +225,17 @@ func orchestratorGrants(n events.Names) grants {
 	}
 	for _, b := range []string{n.LeasesBucket(), n.CheckpointsBucket(), n.OutcomesBucket(), n.BudgetUseBucket()} {
 		g.kv(b, true)
-		g.create("KV_" + b)
+		g.create(events.KVStream(b))
 	}
 	g.kv(n.ToolsBucket(), false)
 	g.kv(n.ToolStartsBucket(), false)
 	g.kv(n.BudgetsBucket(), false) // budgets: limits read, use reserved and settled
-	g.create("KV_" + n.BudgetsBucket())
-	g.pub("$JS.API.STREAM.UPDATE.KV_" + n.LeasesBucket()) // its TTL follows the lease TTL
+	g.create(events.KVStream(n.BudgetsBucket()))
+	g.pub("$JS.API.STREAM.UPDATE." + events.KVStream(n.LeasesBucket())) // its TTL follows the lease TTL
 	snaps := n.SnapshotsBucket()
 	g.objects(n.BlobsBucket(), true)
 	g.objects(snaps, true)
-	g.pub("$JS.API.STREAM.PURGE.OBJ_" + snaps) // a replaced snapshot drops its old chunks
+	g.pub("$JS.API.STREAM.PURGE." + events.ObjectStream(snaps)) // a replaced snapshot drops its old chunks
 	return g
 }
 
@@ -301,21 +302,21 @@ func (g *grants) durable(s, name, filter string) {
 // kv grants reading KV bucket b (get, list, watch) and, with write,
 // putting, creating, updating and deleting its keys.
 func (g *grants) kv(b string, write bool) {
-	s := "KV_" + b
+	s := events.KVStream(b)
 	g.info(s)
 	g.reader(s)
 	if write {
-		g.pub("$KV." + b + ".>")
+		g.pub(events.KVSubjects(b))
 	}
 }
 
 // objects grants reading object store b and, with write, putting objects.
 func (g *grants) objects(b string, write bool) {
-	s := "OBJ_" + b
+	s := events.ObjectStream(b)
 	g.info(s)
 	g.create(s)
 	g.reader(s)
 	if write {
-		g.pub("$O." + b + ".>")
+		g.pub(events.ObjectSubjects(b))
 	}
 }

@@ -140,10 +140,18 @@ func writeOverBudget(w http.ResponseWriter, commandID string, ex *budget.Exceede
 
 // tenantPath returns the tenant of the path, after answering 400 if it is
 // not a tenant name.
+//
+// A principal that is not a platform admin sees only its own tenant: any
+// other, existing or not, answers 404, so the answer tells nothing of
+// which tenants exist.
 func tenantPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	t := r.PathValue("tenant")
 	if err := budget.ValidateTenant(t); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, "tenant in path: "+err.Error())
+		return "", false
+	}
+	if p, ok := PrincipalFrom(r.Context()); !ok || (p.Role != RoleAdmin && p.Tenant != t) {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no tenant %q", t))
 		return "", false
 	}
 	return t, true

@@ -89,6 +89,10 @@ func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if _, ok := fields["principal"]; ok {
+		writeError(w, http.StatusBadRequest, codeInvalid, "principal: is set by the gateway from the request's credentials, not by the client")
+		return
+	}
 	fields["sessionId"], _ = json.Marshal(sid)
 	if _, ok := fields["id"]; !ok {
 		fields["id"], _ = json.Marshal(events.NewID())
@@ -108,6 +112,9 @@ func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
 // submit stores cmd in CAIRN_COMMANDS and answers with status and resp, or,
 // with ?wait=applied, once the log shows the command applied or refused.
 func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Command, status int, resp map[string]any) {
+	if p, ok := PrincipalFrom(r.Context()); ok {
+		cmd.Principal = p.ID // who sent it, for the log's readers
+	}
 	wait := r.URL.Query().Get("wait")
 	if wait != "" && wait != "applied" {
 		writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("wait: unknown value %q (the only one is \"applied\")", wait))

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +49,16 @@ type Config struct {
 	Gatherer   prometheus.Gatherer
 	// Logger; default discards.
 	Logger *slog.Logger
+
+	// BootstrapAdminKey, when set, is an API key token (cairn_<id>_<secret>,
+	// NewKey) the gateway stores as a platform admin key of the default
+	// tenant at start, unless its id is in the keys bucket already (a
+	// revoked one stays revoked). `cairn up` and --bootstrap-admin-key-file
+	// set it; it never prints.
+	BootstrapAdminKey secret.Secret
+	// OIDC, with an Issuer, makes the gateway accept that issuer's JWTs
+	// besides API keys (oidc.go).
+	OIDC OIDCConfig
 }
 
 // Models resolves provider/model references; registry.Registry is one.
@@ -83,6 +95,14 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return errors.New("gateway: MaxBodyBytes must not be negative")
+	}
+	if !c.BootstrapAdminKey.IsZero() {
+		if _, _, err := ParseKey(c.BootstrapAdminKey); err != nil {
+			return fmt.Errorf("gateway: bootstrap admin key: %w", err)
+		}
+	}
+	if err := c.OIDC.Validate(); err != nil {
+		return err
 	}
 	if c.Names.Prefix != "" {
 		if err := events.ValidatePrefix(c.Names.Prefix); err != nil {

@@ -113,7 +113,7 @@ func (f *fixture) getContext(t *testing.T, sid, leaf string) (int, contextBody) 
 	if leaf != "" {
 		u += "?leaf=" + url.QueryEscape(leaf)
 	}
-	resp, err := http.Get(u)
+	resp, err := f.hc.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,17 @@
 // its outcome recorded in the outcomes bucket instead; the status route and
 // ?wait=applied read it there (outcomes.go), so no command goes unanswered.
 //
+// # Authentication
+//
+// Every /v1 route and SSE stream needs a principal, an API key or an OIDC
+// JWT sent as "Authorization: Bearer <token>" (auth.go, keys.go, oidc.go),
+// and a role at least the one routeRoles gives the route (roles.go; the
+// table is docs/security.md). API keys live hashed in the keys bucket; each
+// gateway watches it, so a key revoked on one fails on all within moments.
+// The principal of a request rides on its context ([PrincipalFrom]) and on
+// every command it stores (events.Command.Principal). /healthz, /readyz and
+// /metrics are open.
+//
 // # Tracing
 //
 // Every route runs under a server span named after its pattern, continuing
@@ -36,7 +47,9 @@
 // # Errors
 //
 // Every error is JSON {"error":{"code","message"}} with a fitting status:
-// 400 for invalid input (the message names the field): malformed JSON,
+// 401 unauthenticated for missing or refused credentials (the message names
+// the class of problem, never the token), 403 forbidden for a role below
+// the route's, 400 for invalid input (the message names the field): malformed JSON,
 // ids, fields of the wrong type, and, when Config gives the gateway the
 // workspace root and the model registry, a workspace outside the root or a
 // model that cannot be resolved; 404; 409 for a command the orchestrator

@@ -27,6 +27,8 @@ type Gateway struct {
 	handler     http.Handler
 	ready       atomic.Bool
 	metrics     metrics
+	keys        *keyStore     // the API keys bucket, watched (keys.go)
+	auth        authenticator // credentials to principals (auth.go)
 
 	patterns []string // every route served, for the OpenAPI check
 }
@@ -36,6 +38,8 @@ type metrics struct {
 	duration  *prometheus.HistogramVec
 	commands  *prometheus.CounterVec
 	sseActive prometheus.Gauge
+	// authFailures counts refused credentials by route (never by key or subject).
+	authFailures *prometheus.CounterVec
 }
 
 // New checks cfg and builds a Gateway; Run serves it.
@@ -65,13 +69,25 @@ func New(cfg Config) (*Gateway, error) {
 		sseActive: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "cairn_gateway_sse_streams", Help: "Live SSE streams open.",
 		}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cairn_gateway_auth_failures_total", Help: "Requests refused as unauthenticated, by route.",
+		}, []string{"route"}),
 	}
-	for _, c := range []prometheus.Collector{g.metrics.requests, g.metrics.duration, g.metrics.commands, g.metrics.sseActive} {
+	g.keys = newKeyStore(cfg.JetStream, n)
+	g.auth = authenticator{keys: g.keys}
+	if cfg.OIDC.Issuer != "" {
+		g.auth.oidc = newOIDCVerifier(cfg.OIDC)
+	}
+	for _, c := range []prometheus.Collector{g.metrics.requests, g.metrics.duration, g.metrics.commands, g.metrics.sseActive, g.metrics.authFailures} {
 		if err := cfg.Registerer.Register(c); err != nil {
 			return nil, fmt.Errorf("gateway: register metrics: %w", err)
 		}
 	}
-	g.handler = g.routes()
+	h, err := g.routes()
+	if err != nil {
+		return nil, err
+	}
+	g.handler = h
 	return g, nil
 }
 
@@ -79,7 +95,8 @@ func New(cfg Config) (*Gateway, error) {
 func (g *Gateway) Ready() bool { return g.ready.Load() }
 
 // Handler returns the API's handler (for tests and in-process mounting). The
-// live parts (SSE, ?wait=applied) work only while Run is running.
+// live parts (SSE, ?wait=applied) and API key checks work only while Run is
+// running: before the keys bucket is loaded, /v1 answers 503.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Run serves HTTP on cfg.Addr until ctx is cancelled, then shuts down
@@ -111,7 +128,32 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		return g.outcomeFeed.Run(gctx)
 	})
+	grp.Go(func() error { return g.keys.run(gctx) })
+	bootstrapped := make(chan struct{}) // closed once the bootstrap key is stored
 	grp.Go(func() error {
+		if !g.cfg.BootstrapAdminKey.IsZero() {
+			created, err := g.keys.bootstrap(gctx, g.cfg.BootstrapAdminKey, time.Now())
+			if err != nil {
+				if gctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("gateway: %w", err)
+			}
+			if created {
+				g.cfg.Logger.Info("gateway: stored the bootstrap admin key")
+			}
+		}
+		close(bootstrapped)
+		return nil
+	})
+	grp.Go(func() error {
+		for _, c := range []<-chan struct{}{g.keys.loaded, bootstrapped} {
+			select {
+			case <-c:
+			case <-gctx.Done():
+				return nil
+			}
+		}
 		for _, f := range []*fanout.Fanout{g.events, g.log, g.outcomeFeed} {
 			select {
 			case <-f.Ready():
@@ -197,9 +239,19 @@ func (w *statusWriter) Flush() {
 	}
 }
 
-func (g *Gateway) routes() http.Handler {
+// routes registers every route. Each /v1 route runs behind guard with the
+// role routeRoles gives it; a /v1 route missing from that table is an error.
+func (g *Gateway) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
+	var missing []string
 	handle := func(pattern, route string, timed bool, h http.HandlerFunc) {
+		if !openRoutes[pattern] {
+			min, ok := routeRoles[pattern]
+			if !ok {
+				missing = append(missing, pattern)
+			}
+			h = g.guard(route, min, h)
+		}
 		mux.HandleFunc(pattern, g.instrument(pattern, route, timed, h))
 		g.patterns = append(g.patterns, pattern)
 	}
@@ -224,10 +276,18 @@ func (g *Gateway) routes() http.Handler {
 	}
 	g.adminRoutes(handle)  // admin.go
 	g.budgetRoutes(handle) // budget.go
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	g.keyRoutes(handle)    // keyroutes.go
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
-	})
-	return mux
+	}
+	// Under /v1 even a path that names no route needs a principal, so the
+	// API's shape is not shown to callers without one.
+	mux.HandleFunc("/v1/", g.guard("none", RoleViewer, notFound))
+	mux.HandleFunc("/", notFound)
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("gateway: routes without a role in routeRoles: %v", missing)
+	}
+	return mux, nil
 }
 
 func (g *Gateway) queries() http.HandlerFunc {

@@ -15,24 +15,51 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/natstest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 type fixture struct {
-	js   jetstream.JetStream
-	url  string
-	g    *Gateway
-	n    events.Names
-	stop func()
+	js    jetstream.JetStream
+	url   string
+	g     *Gateway
+	n     events.Names
+	stop  func()
+	admin secret.Secret // the bootstrap admin key
+	hc    *http.Client  // sends the admin key with every request
 }
+
+// bearer is a RoundTripper that sends token with every request.
+type bearer struct{ token secret.Secret }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token.Reveal())
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// authed returns a client that sends token with every request.
+func authed(token secret.Secret) *http.Client { return &http.Client{Transport: bearer{token}} }
 
 // newFixture runs a gateway over an embedded server with the streams it uses.
 func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 	t.Helper()
 	n := events.Names{}
 	_, _, js := natstest.RunProvisioned(t, n, provision.Options{})
-	cfg := Config{JetStream: js, WaitTimeout: 20 * time.Second}
+	return serveFixture(t, js, mutate)
+}
+
+// serveFixture runs a gateway on js (whose streams exist), with a fresh
+// bootstrap admin key unless mutate sets one.
+func serveFixture(t *testing.T, js jetstream.JetStream, mutate func(*Config)) *fixture {
+	t.Helper()
+	n := events.Names{}
+	admin, _, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{JetStream: js, WaitTimeout: 20 * time.Second, BootstrapAdminKey: admin}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -54,9 +81,9 @@ func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 		}
 	})
 	t.Cleanup(stop)
-	f := &fixture{js: js, url: "http://" + ln.Addr().String(), g: g, n: n, stop: stop}
+	f := &fixture{js: js, url: "http://" + ln.Addr().String(), g: g, n: n, stop: stop, admin: cfg.BootstrapAdminKey, hc: authed(cfg.BootstrapAdminKey)}
 	waitFor(t, func() bool {
-		resp, err := http.Get(f.url + "/readyz")
+		resp, err := f.hc.Get(f.url + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -75,7 +102,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func (f *fixture) do(t *testing.T, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +280,7 @@ func TestEventsStreamAndResume(t *testing.T) {
 		publishEvent(t, f, "s1", i)
 	}
 	// From the start: the three stored events, then live ones.
-	resp, err := http.Get(f.url + "/v1/sessions/s1/events?from=start")
+	resp, err := f.hc.Get(f.url + "/v1/sessions/s1/events?from=start")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +301,7 @@ func TestEventsStreamAndResume(t *testing.T) {
 	// Resume after id 3: events 4 and 5 again, nothing before.
 	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s1/events", nil)
 	req.Header.Set("Last-Event-ID", "3")
-	resp, err = http.DefaultClient.Do(req)
+	resp, err = f.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +314,7 @@ func TestEventsStreamAndResume(t *testing.T) {
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	f := newFixture(t, nil)
-	resp, err := http.Get(f.url + "/v1/openapi.json")
+	resp, err := f.hc.Get(f.url + "/v1/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +349,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 func TestMetricsExposed(t *testing.T) {
 	f := newFixture(t, nil)
 	f.do(t, "GET", "/healthz", "")
-	resp, err := http.Get(f.url + "/metrics")
+	resp, err := f.hc.Get(f.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -48,7 +47,7 @@ func TestContextExportImport(t *testing.T) {
 		t.Fatalf("unknown leaf = %d %v", code, out)
 	}
 
-	resp, err := http.Get(f.url + "/v1/sessions/x1/export?format=pi")
+	resp, err := f.hc.Get(f.url + "/v1/sessions/x1/export?format=pi")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func TestContextExportImport(t *testing.T) {
 	if code != 201 || out["id"] != "x2" {
 		t.Fatalf("import = %d %v", code, out)
 	}
-	resp, _ = http.Get(f.url + "/v1/sessions/x2/export?format=pi")
+	resp, _ = f.hc.Get(f.url + "/v1/sessions/x2/export?format=pi")
 	again, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if strings.Replace(string(again), `"id":"x2"`, `"id":"x1"`, 1) != string(exported) {

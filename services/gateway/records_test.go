@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -21,7 +20,7 @@ type recordLine struct {
 
 func getRecords(t *testing.T, f *fixture, sid string) (int, []recordLine, string) {
 	t.Helper()
-	resp, err := http.Get(f.url + "/v1/sessions/" + sid + "/records")
+	resp, err := f.hc.Get(f.url + "/v1/sessions/" + sid + "/records")
 	if err != nil {
 		t.Fatal(err)
 	}

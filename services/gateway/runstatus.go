@@ -38,6 +38,9 @@ type commandStatus struct {
 	State     string `json:"state"`
 	// EntryID is the first entry naming the command.
 	EntryID string `json:"entryId,omitempty"`
+	// Principal is who sent the command ("key:<id>", "oidc:<sub>"), as
+	// that entry records it.
+	Principal string `json:"principal,omitempty"`
 	// Reason and Code explain a rejection.
 	Reason string `json:"reason,omitempty"`
 	Code   string `json:"code,omitempty"`
@@ -127,7 +130,7 @@ func runState(entries []events.Entry, cid string) commandStatus {
 		return st
 	}
 	first := &entries[at]
-	st.EntryID = first.ID
+	st.EntryID, st.Principal = first.ID, first.Principal
 	switch {
 	case first.Type == events.EntryCommandRejected:
 		st.State, st.Reason, st.Code = stateRejected, first.Reason, first.Code

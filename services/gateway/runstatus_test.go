@@ -101,7 +101,7 @@ func TestCommandStatusFollowsTheLog(t *testing.T) {
 // replays what came in between.
 func TestEventsStartWithTheirPosition(t *testing.T) {
 	f := newFixture(t, nil)
-	resp, err := http.Get(f.url + "/v1/sessions/s2/events")
+	resp, err := f.hc.Get(f.url + "/v1/sessions/s2/events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestEventsStartWithTheirPosition(t *testing.T) {
 	// misses nothing.
 	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s2/events", nil)
 	req.Header.Set("Last-Event-ID", pos)
-	resp, err = http.DefaultClient.Do(req)
+	resp, err = f.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestEventsStartWithTheirPosition(t *testing.T) {
 	}
 	// A new stream's position is past what the fanout has delivered.
 	waitFor(t, func() bool {
-		resp, err := http.Get(f.url + "/v1/sessions/s2/events")
+		resp, err := f.hc.Get(f.url + "/v1/sessions/s2/events")
 		if err != nil {
 			t.Fatal(err)
 		}

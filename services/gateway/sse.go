@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -62,8 +63,23 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
+	// A stream opened with an API key ends soon after the key is revoked.
+	var recheck <-chan time.Time
+	keyID := ""
+	if p, ok := PrincipalFrom(r.Context()); ok && strings.HasPrefix(p.ID, "key:") {
+		keyID = strings.TrimPrefix(p.ID, "key:")
+		t := time.NewTicker(revokedStreamCheck)
+		defer t.Stop()
+		recheck = t.C
+	}
 	for {
 		select {
+		case <-recheck:
+			if !g.keys.active(keyID) {
+				writeSSEComment(w, "stream closed: the API key was revoked")
+				flusher.Flush()
+				return
+			}
 		case m, ok := <-sub.C:
 			if !ok {
 				// Too slow or shutting down: the client resumes with Last-Event-ID.
@@ -85,6 +101,10 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// revokedStreamCheck is how often an SSE stream checks that the API key it
+// was opened with is still valid.
+const revokedStreamCheck = 2 * time.Second
 
 // backfill writes the events of subject stored after seq and returns the
 // last sequence written.

@@ -48,6 +48,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		a.reject(ctx, cmd, codeNoSession, fmt.Sprintf("session %s does not exist; create it first", a.sid))
 		return
 	}
+	a.st.notePrincipal(cmd.ID, cmd.Principal) // the entries naming it name its sender
 	if a.h == nil {
 		// Recovery is running; the command waits for it.
 		a.deferred = append(a.deferred, c)
@@ -237,7 +238,7 @@ func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason str
 	// Written at once, even while a turn runs: the entry is not part of the
 	// conversation (the reducer skips it), and a client waiting for the
 	// command's outcome should not wait for the turn to end.
-	e := events.Entry{Type: events.EntryCommandRejected, CommandID: cmd.ID, Reason: reason, Code: code}
+	e := events.Entry{Type: events.EntryCommandRejected, CommandID: cmd.ID, Principal: cmd.Principal, Reason: reason, Code: code}
 	if _, err := a.st.Append(context.WithoutCancel(ctx), e); err != nil {
 		a.log.Warn("cannot record a rejected command", "command", cmd.ID, "err", err)
 	}
@@ -282,7 +283,7 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 	if systemPrompt == "" {
 		systemPrompt = a.o.cfg.SystemPrompt
 	}
-	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid, CommandID: cmd.ID,
+	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
 		SystemPrompt: systemPrompt, Tools: names}
 	s, err := session.Create(ctx, a.o.cfg.Log, h)

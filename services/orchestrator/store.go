@@ -28,6 +28,10 @@ import (
 // model_change for set_model, the aborted reply of an abort...) are named
 // through stamps: the actor pushes the command id under the kind of entry that
 // will apply it, and the next such entry takes it, in order.
+//
+// Every entry naming a command also names who sent it: the actor notes each
+// command's principal (events.Command.Principal) as it takes the command,
+// and Append copies it onto the entries naming that command.
 type store struct {
 	sid string
 	// applied is called, outside the lock, after an entry naming a command
@@ -42,7 +46,19 @@ type store struct {
 		stamps map[string][]string
 		// calls maps a tool call id to the assistant entry that made it last.
 		calls map[string]string
+		// principals maps a command id to its sender.
+		principals map[string]string
 	}
+}
+
+// notePrincipal records that commandID was sent by principal.
+func (st *store) notePrincipal(commandID, principal string) {
+	if principal == "" {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.mu.principals[commandID] = principal
 }
 
 func newStore(s *session.Session, applied func(string)) *store {
@@ -50,6 +66,7 @@ func newStore(s *session.Session, applied func(string)) *store {
 	st.mu.s = s
 	st.mu.stamps = map[string][]string{}
 	st.mu.calls = map[string]string{}
+	st.mu.principals = map[string]string{}
 	for _, e := range s.Entries() {
 		st.noteCallsLocked(&e)
 	}
@@ -95,6 +112,9 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 		if q := st.mu.stamps[k]; len(q) > 0 {
 			e.CommandID, st.mu.stamps[k] = q[0], q[1:]
 		}
+	}
+	if e.CommandID != "" && e.Principal == "" {
+		e.Principal = st.mu.principals[e.CommandID]
 	}
 	if e.ID == "" {
 		e.ID = st.deriveIDLocked(&e)

@@ -195,8 +195,9 @@ func resolveAfter(db *store.DB, sid, after string) (uint64, error) {
 }
 
 func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
-	q := parseParams(r.URL.RawQuery, "tool", "session", "since", "until", "outcome", "minDuration", "limit", "cursor")
+	q := parseParams(r.URL.RawQuery, "tool", "session", "since", "until", "outcome", "minDuration", "limit", "cursor", "principal")
 	f := store.AuditFilter{
+		Principal:   q.nonEmpty("principal"),
 		Tool:        q.nonEmpty("tool"),
 		Session:     q.nonEmpty("session"),
 		Since:       q.time("since"),
@@ -208,6 +209,9 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 	}
 	if f.Session != "" && events.ValidateSessionID(f.Session) != nil {
 		q.fail("session", "%v", events.ValidateSessionID(f.Session))
+	}
+	if events.ValidatePrincipal("principal", f.Principal) != nil {
+		q.fail("principal", "must be a principal id such as key:<key id> or oidc:<subject>, got %q", f.Principal)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
 		q.fail("until", "must be after since (%s), got %s", q.str("since"), q.str("until"))

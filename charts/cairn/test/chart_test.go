@@ -192,6 +192,18 @@ func TestChartProduction(t *testing.T) {
 	if claim == nil || claim.ClaimName != "cairn-workspaces" {
 		t.Errorf("toolrunner workspaces must be the shared claim, got %+v", claim)
 	}
+	// The first admin key comes from the operator's Secret, mounted read-only.
+	gw := r.deployments["gateway"].Spec.Template.Spec
+	if len(gw.Volumes) != 1 || gw.Volumes[0].Secret == nil || gw.Volumes[0].Secret.SecretName != "cairn-admin-key" {
+		t.Fatalf("gateway volumes %+v, want the admin key's Secret", gw.Volumes)
+	}
+	args := gw.Containers[0].Args
+	if i := slices.Index(args, "--bootstrap-admin-key-file"); i < 0 || i+1 == len(args) || args[i+1] != "/etc/cairn/admin-key/admin.key" {
+		t.Errorf("gateway args %v, want --bootstrap-admin-key-file from the mounted Secret", args)
+	}
+	if m := gw.Containers[0].VolumeMounts; len(m) != 1 || !m[0].ReadOnly || m[0].MountPath != "/etc/cairn/admin-key" {
+		t.Errorf("gateway mounts %+v, want the key read-only", m)
+	}
 }
 
 func subset(sel, labels map[string]string) bool {

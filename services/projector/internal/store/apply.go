@@ -93,6 +93,7 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 	switch m.Role {
 	case events.RoleUser:
 		s.Status = StatusRunning
+		s.principal = e.Principal
 	case events.RoleToolResult:
 		s.Status = StatusRunning
 		return w.result(s, seq, e.ID, m, ts, ms)
@@ -104,7 +105,7 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 			s.ToolCalls++
 			c := &ToolCall{
 				Session: s.ID, ID: b.ID, Tool: b.Name, ArgsDigest: argsDigest(b.Arguments),
-				Outcome: OutcomePending, Started: ts, StartedMs: ms, EntryID: e.ID, Seq: seq,
+				Outcome: OutcomePending, Started: ts, StartedMs: ms, EntryID: e.ID, Seq: seq, Principal: s.principal,
 			}
 			// Call ids are unique in a session (providers make them so); a
 			// reused one replaces the record, and the indexes then list
@@ -168,6 +169,19 @@ func (w *Writer) assistantUsage(s *Summary, m *events.Message, ms int64) error {
 		agg.Calls++
 		addTokens(&agg.Tokens, u)
 		agg.Cost += u.Cost.Total
+		if s.principal != "" {
+			if agg.ByPrincipal == nil {
+				agg.ByPrincipal = map[string]*PrincipalUsage{}
+			}
+			pu := agg.ByPrincipal[s.principal]
+			if pu == nil {
+				pu = &PrincipalUsage{}
+				agg.ByPrincipal[s.principal] = pu
+			}
+			pu.Calls++
+			addTokens(&pu.Tokens, u)
+			pu.Cost += u.Cost.Total
+		}
 	}
 	return nil
 }

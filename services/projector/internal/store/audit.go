@@ -12,6 +12,7 @@ type AuditFilter struct {
 	Since       time.Time // calls started at or after
 	Until       time.Time // calls started before
 	Outcome     string
+	Principal   string // who sent the user message the call answers
 	MinDuration time.Duration
 	Limit       int    // required, > 0
 	Cursor      string // from a previous page of the same query
@@ -93,6 +94,7 @@ func (f *AuditFilter) match(c *ToolCall) bool {
 	return (f.Tool == "" || c.Tool == f.Tool) &&
 		(f.Session == "" || c.Session == f.Session) &&
 		(f.Outcome == "" || c.Outcome == f.Outcome) &&
+		(f.Principal == "" || c.Principal == f.Principal) &&
 		(f.MinDuration == 0 || time.Duration(c.DurationMs)*time.Millisecond >= f.MinDuration)
 }
 

@@ -60,13 +60,18 @@ type Summary struct {
 	// the compaction entry that settles it has not come yet. Stored with
 	// the summary (storedSummary), not part of the API's answer.
 	awaitCompaction bool
+	// principal: who sent the last user message (its entry's principal),
+	// to whom the tool calls after it are attributed. Stored with the
+	// summary, not part of the API's answer.
+	principal string
 }
 
 // storedSummary is a Summary as the store keeps it: with the state of the
 // status rules the API does not show.
 type storedSummary struct {
 	*Summary
-	AwaitCompaction bool `json:"awaitCompaction,omitempty"`
+	AwaitCompaction bool   `json:"awaitCompaction,omitempty"`
+	Principal       string `json:"principal,omitempty"`
 }
 
 // Node is one entry of a session tree. It is not stored: Tree derives it
@@ -102,6 +107,9 @@ type ToolCall struct {
 	EntryID    string `json:"entryId"`                 // the assistant message
 	ResultID   string `json:"resultEntryId,omitempty"` // the toolResult message
 	Seq        uint64 `json:"seq"`
+	// Principal is who sent the user message the call answers (the last
+	// one before it): "key:<id>", "oidc:<sub>"; absent without one.
+	Principal string `json:"principal,omitempty"`
 
 	StartedMs int64 `json:"startedMs"`
 }
@@ -112,6 +120,16 @@ type Usage struct {
 	Tenant string  `json:"tenant,omitempty"`
 	Day    string  `json:"day"`
 	Model  string  `json:"model"`
+	Calls  int64   `json:"calls"`
+	Tokens Tokens  `json:"tokens"`
+	Cost   float64 `json:"cost"`
+	// ByPrincipal splits the row by who sent the user message each call
+	// answers (calls after a message without a principal are in none).
+	ByPrincipal map[string]*PrincipalUsage `json:"byPrincipal,omitempty"`
+}
+
+// PrincipalUsage is one principal's part of a usage row.
+type PrincipalUsage struct {
 	Calls  int64   `json:"calls"`
 	Tokens Tokens  `json:"tokens"`
 	Cost   float64 `json:"cost"`

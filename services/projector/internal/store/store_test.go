@@ -228,7 +228,7 @@ func TestOneSessionInOneBatchEqualsOneByOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(gotRows, wantRows) || gotTotal != wantTotal {
+	if !reflect.DeepEqual(gotRows, wantRows) || !reflect.DeepEqual(gotTotal, wantTotal) {
 		t.Fatalf("usage from one batch %+v (total %+v), entry by entry %+v (total %+v)", gotRows, gotTotal, wantRows, wantTotal)
 	}
 	if g, w := digest(t, oneBatch), digest(t, oneByOne); g != w {

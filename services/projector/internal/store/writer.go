@@ -223,7 +223,7 @@ func (w *Writer) Sync() error {
 // it.
 func (w *Writer) prepare() error {
 	for _, st := range w.sums {
-		if err := w.setJSON(sessionKey(st.s.ID), storedSummary{st.s, st.s.awaitCompaction}); err != nil {
+		if err := w.setJSON(sessionKey(st.s.ID), storedSummary{st.s, st.s.awaitCompaction, st.s.principal}); err != nil {
 			return err
 		}
 		idx := activityKey(st.s.activityMs, st.s.ID)
@@ -325,6 +325,7 @@ func (w *Writer) summary(sid string) (*sumState, error) {
 	}
 	if found {
 		st.s.awaitCompaction = stored.AwaitCompaction
+		st.s.principal = stored.Principal
 		st.s.activityMs = parseMs(st.s.LastActivity)
 		st.origIdx = activityKey(st.s.activityMs, sid)
 	} else {
