@@ -30,6 +30,19 @@ func clientFrom(cmd *cobra.Command) (*client.Client, error) {
 	return cl, nil
 }
 
+// sessionClient is clientFrom for a command of the session id: it also
+// checks id, the --server flag first.
+func sessionClient(cmd *cobra.Command, id string) (*client.Client, error) {
+	cl, err := clientFrom(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := sessionArg(id); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
 func newSessionCmd(e *env) *cobra.Command {
 	c := &cobra.Command{Use: "session", Short: "manage sessions"}
 	nw := &cobra.Command{Use: "new", Short: "create a session and print its id", Args: cobra.NoArgs}
@@ -70,11 +83,8 @@ func sendCmd(e *env, use, short, typ string, withText bool) *cobra.Command {
 	return &cobra.Command{
 		Use: use, Short: short, Args: cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := clientFrom(cmd)
+			cl, err := sessionClient(cmd, args[0])
 			if err != nil {
-				return err
-			}
-			if err := sessionArg(args[0]); err != nil {
 				return err
 			}
 			c := client.Command{Type: typ}
@@ -95,11 +105,8 @@ func newPromptCmd(e *env) *cobra.Command {
 	c := &cobra.Command{Use: "prompt ID TEXT", Short: "send a prompt and follow the live output until the agent settles", Args: cobra.ExactArgs(2)}
 	whenBusy := c.Flags().String("when-busy", "reject", "if the agent is running: reject, steer, follow_up or interrupt")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		cl, err := clientFrom(cmd)
+		cl, err := sessionClient(cmd, args[0])
 		if err != nil {
-			return err
-		}
-		if err := sessionArg(args[0]); err != nil {
 			return err
 		}
 		return promptAndFollow(cmd.Context(), cl, e.stdout, args[0], args[1], *whenBusy)
@@ -133,11 +140,8 @@ func newContextCmd(e *env) *cobra.Command {
 	c := &cobra.Command{Use: "context ID", Short: "print the context the model would see (JSON)", Args: cobra.ExactArgs(1)}
 	leaf := c.Flags().String("leaf", "", "build it for this entry instead of the active leaf")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		cl, err := clientFrom(cmd)
+		cl, err := sessionClient(cmd, args[0])
 		if err != nil {
-			return err
-		}
-		if err := sessionArg(args[0]); err != nil {
 			return err
 		}
 		out, err := cl.Context(cmd.Context(), args[0], *leaf)

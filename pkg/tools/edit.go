@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -91,21 +90,16 @@ func (t *editTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 			return tool.Result{}, argErr("edits["+strconv.Itoa(i)+"].oldText", "must not be empty")
 		}
 	}
-	ws, release, err := t.env.workspace(call)
+	ws, rel, release, err := t.env.resolveFile(call, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer release()
-	rel, err := ws.Resolve(a.Path)
-	if err != nil {
-		return tool.Result{}, err
+	fi, res, err := statFile(ws, "edit", a.Path, rel)
+	if res != nil || err != nil {
+		return deref(res), err
 	}
-	fi, err := ws.root.Stat(rel)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorResult(fmt.Sprintf("File not found: %s", a.Path), nil), nil
-	case err != nil:
-		return tool.Result{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%s is not a regular file", a.Path), nil), nil
 	case linked(fi):

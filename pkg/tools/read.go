@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -73,22 +72,17 @@ func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	if a.Limit != nil && *a.Limit < 1 {
 		return tool.Result{}, argErr("limit", "must be at least 1, got %d", *a.Limit)
 	}
-	ws, release, err := t.env.workspace(call)
+	ws, rel, release, err := t.env.resolveFile(call, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer release()
-	rel, err := ws.Resolve(a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
 	// Stat before opening: opening a FIFO would block.
-	fi, err := ws.root.Stat(rel)
+	fi, res, err := statFile(ws, "read", a.Path, rel)
+	if res != nil || err != nil {
+		return deref(res), err
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorResult(fmt.Sprintf("File not found: %s", a.Path), nil), nil
-	case err != nil:
-		return tool.Result{}, fmt.Errorf("read %s: %w", a.Path, err)
 	case fi.IsDir():
 		return errorResult(fmt.Sprintf("%s is a directory; use ls to list it", a.Path), nil), nil
 	case !fi.Mode().IsRegular():

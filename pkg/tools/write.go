@@ -50,15 +50,11 @@ func (t *writeTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Res
 	if err := decodeArgs("write", call.Arguments, &a, []string{"path", "content"}, []string{"path", "content"}); err != nil {
 		return tool.Result{}, err
 	}
-	ws, release, err := t.env.workspace(call)
+	ws, rel, release, err := t.env.resolveFile(call, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer release()
-	rel, err := ws.Resolve(a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}

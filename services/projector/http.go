@@ -63,44 +63,26 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	db, done, err := p.live.acquire(r.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	list, next, err := db.Sessions(limit, cursor)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, struct {
-		Sessions   []Summary `json:"sessions"`
-		NextCursor string    `json:"nextCursor,omitempty"`
-	}{list, next})
-	return nil
+	return p.answer(w, r, func(db *store.DB) (any, error) {
+		list, next, err := db.Sessions(limit, cursor)
+		return struct {
+			Sessions   []Summary `json:"sessions"`
+			NextCursor string    `json:"nextCursor,omitempty"`
+		}{list, next}, err
+	})
 }
 
 func (p *Projector) session(w http.ResponseWriter, r *http.Request) error {
-	sid, err := sessionID(r)
-	if err != nil {
-		return err
-	}
-	if q := parseParams(r.URL.RawQuery); q.err != nil {
-		return q.err
-	}
-	db, done, err := p.live.acquire(r.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	s, err := db.Session(sid)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, s)
-	return nil
+	return p.ofSession(w, r, func(db *store.DB, sid string) (any, error) { return db.Session(sid) })
 }
 
 func (p *Projector) tree(w http.ResponseWriter, r *http.Request) error {
+	return p.ofSession(w, r, func(db *store.DB, sid string) (any, error) { return db.Tree(sid) })
+}
+
+// ofSession answers a query of the session in the path that takes no
+// parameters.
+func (p *Projector) ofSession(w http.ResponseWriter, r *http.Request, query func(db *store.DB, sid string) (any, error)) error {
 	sid, err := sessionID(r)
 	if err != nil {
 		return err
@@ -108,16 +90,22 @@ func (p *Projector) tree(w http.ResponseWriter, r *http.Request) error {
 	if q := parseParams(r.URL.RawQuery); q.err != nil {
 		return q.err
 	}
+	return p.answer(w, r, func(db *store.DB) (any, error) { return query(db, sid) })
+}
+
+// answer runs query on the live read model, held until the answer is
+// written, and writes its result as JSON; on an error it writes nothing.
+func (p *Projector) answer(w http.ResponseWriter, r *http.Request, query func(*store.DB) (any, error)) error {
 	db, done, err := p.live.acquire(r.Context())
 	if err != nil {
 		return err
 	}
 	defer done()
-	t, err := db.Tree(sid)
+	v, err := query(db)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, t)
+	writeJSON(w, v)
 	return nil
 }
 
@@ -231,20 +219,13 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	db, done, err := p.live.acquire(r.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	calls, next, err := db.ToolCalls(f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, struct {
-		ToolCalls  []ToolCall `json:"toolCalls"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{calls, next})
-	return nil
+	return p.answer(w, r, func(db *store.DB) (any, error) {
+		calls, next, err := db.ToolCalls(f)
+		return struct {
+			ToolCalls  []ToolCall `json:"toolCalls"`
+			NextCursor string     `json:"nextCursor,omitempty"`
+		}{calls, next}, err
+	})
 }
 
 func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
@@ -263,21 +244,14 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	db, done, err := p.live.acquire(r.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	rows, total, truncated, err := db.Usage(f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, struct {
-		Usage     []Usage `json:"usage"`
-		Total     Usage   `json:"total"`
-		Truncated bool    `json:"truncated,omitempty"`
-	}{rows, total, truncated})
-	return nil
+	return p.answer(w, r, func(db *store.DB) (any, error) {
+		rows, total, truncated, err := db.Usage(f)
+		return struct {
+			Usage     []Usage `json:"usage"`
+			Total     Usage   `json:"total"`
+			Truncated bool    `json:"truncated,omitempty"`
+		}{rows, total, truncated}, err
+	})
 }
 
 func sessionID(r *http.Request) (string, error) {

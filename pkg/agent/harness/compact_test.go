@@ -10,15 +10,23 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 )
 
-func TestManualCompactionAndItsCancelHook(t *testing.T) {
-	calls := 0
-	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{Compactor: compactor(&calls)})
-	ctx := context.Background()
+// twoTurns is a fixture whose compactor counts its calls in calls, after
+// the prompts "one" and "two".
+func twoTurns(t *testing.T, calls *int) *fixture {
+	t.Helper()
+	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{Compactor: compactor(calls)})
 	for _, s := range []string{"one", "two"} {
-		if err := f.h.Prompt(ctx, user(s)); err != nil {
+		if err := f.h.Prompt(context.Background(), user(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return f
+}
+
+func TestManualCompactionAndItsCancelHook(t *testing.T) {
+	calls := 0
+	f := twoTurns(t, &calls)
+	ctx := context.Background()
 	off := hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.CompactDecision, error) {
 		return hook.CompactDecision{Cancel: ev.Reason == "manual", Reason: "not now"}, nil
 	})
@@ -108,13 +116,8 @@ func TestAbortCancelsAManualCompaction(t *testing.T) {
 
 func TestCompactHookSuppliesItsOwnSummary(t *testing.T) {
 	calls := 0
-	f := newFixture(t, `{"rules":[{"reply":{"text":"ok"}}]}`, harness.Config{Compactor: compactor(&calls)})
+	f := twoTurns(t, &calls)
 	ctx := context.Background()
-	for _, s := range []string{"one", "two"} {
-		if err := f.h.Prompt(ctx, user(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var seen int
 	hook.On(f.h.Hooks(), func(_ context.Context, ev hook.SessionBeforeCompactEvent) (hook.CompactDecision, error) {
 		seen = len(ev.Path)

@@ -287,7 +287,11 @@ func TestBeforeAgentStartCollectsAndChains(t *testing.T) {
 	}
 }
 
-func TestWriteFailureStopsTheRunAndKeepsHeldWrites(t *testing.T) {
+// failWithHeldWrite prompts "go", which calls the tool gate; while it runs
+// a custom "held" entry is appended, then every append fails with failure
+// and the tool finishes: the run must end with failure.
+func failWithHeldWrite(t *testing.T, failure error) *fixture {
+	t.Helper()
 	g := newGate("gate")
 	f := newFixture(t, toolThenText, harness.Config{}, g)
 	done := f.prompt("go")
@@ -295,12 +299,16 @@ func TestWriteFailureStopsTheRunAndKeepsHeldWrites(t *testing.T) {
 	if err := f.h.Append(context.Background(), events.Entry{Type: events.EntryCustom, CustomType: "held"}); err != nil {
 		t.Fatal(err)
 	}
-	lost := errors.New("append conflict: lost ownership")
-	f.sess.FailAppends(lost)
+	f.sess.FailAppends(failure)
 	close(g.release)
-	if err := wait(t, done); !errors.Is(err, lost) {
-		t.Fatalf("Prompt: %v", err)
+	if err := wait(t, done); !errors.Is(err, failure) {
+		t.Fatalf("first run: %v", err)
 	}
+	return f
+}
+
+func TestWriteFailureStopsTheRunAndKeepsHeldWrites(t *testing.T) {
+	f := failWithHeldWrite(t, errors.New("append conflict: lost ownership"))
 	f.sess.FailAppends(nil)
 	if err := f.h.Prompt(context.Background(), user("again")); err != nil {
 		t.Fatal(err)
@@ -468,19 +476,8 @@ func TestPromptNeedsAMessage(t *testing.T) {
 }
 
 func TestNextTurnMessagesSurviveAFailedStart(t *testing.T) {
-	g := newGate("gate")
-	f := newFixture(t, toolThenText, harness.Config{}, g)
-	done := f.prompt("go")
-	recv(t, g.started)
-	if err := f.h.Append(context.Background(), events.Entry{Type: events.EntryCustom, CustomType: "held"}); err != nil {
-		t.Fatal(err)
-	}
 	broken := errors.New("store down")
-	f.sess.FailAppends(broken)
-	close(g.release)
-	if err := wait(t, done); !errors.Is(err, broken) {
-		t.Fatalf("first run: %v", err)
-	}
+	f := failWithHeldWrite(t, broken)
 	f.h.NextTurn(user("note"))
 	// the held write still fails: the run does not start, the note stays queued
 	if err := f.h.Prompt(context.Background(), user("lost prompt")); !errors.Is(err, broken) {

@@ -50,34 +50,34 @@ func TestRetryBacksOffExponentiallyAndContinues(t *testing.T) {
 	})
 }
 
-func TestRetryElapsedTimeFollowsTheBackoff(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, `{"rules":[
+// The time a retried prompt takes is the backoff it waited, to the
+// nanosecond under synctest's fake clock.
+func TestRetryWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		cfg          harness.Config
+		want         time.Duration
+	}{
+		{"the backoff: 100ms then 200ms", `{"rules":[
 			{"times":2,"reply":{"error":{"status":503,"message":"unavailable"}}},
-			{"reply":{"text":"ok"}}]}`, harness.Config{Retry: harness.RetryPolicy{BaseDelay: 100 * time.Millisecond}})
-		start := time.Now()
-		if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
-			t.Fatal(err)
-		}
-		if d := time.Since(start); d != 300*time.Millisecond {
-			t.Fatalf("elapsed %v, want 100ms + 200ms", d)
-		}
-	})
-}
-
-func TestRetryHonoursRetryAfter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, `{"rules":[
+			{"reply":{"text":"ok"}}]}`, harness.Config{Retry: harness.RetryPolicy{BaseDelay: 100 * time.Millisecond}}, 300 * time.Millisecond},
+		{"the provider's retry-after", `{"rules":[
 			{"times":1,"reply":{"error":{"status":429,"message":"rate_limit_error","retryAfterMs":30000}}},
-			{"reply":{"text":"ok"}}]}`, harness.Config{})
-		start := time.Now()
-		if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
-			t.Fatal(err)
-		}
-		if d := time.Since(start); d != 30*time.Second {
-			t.Fatalf("waited %v, want the provider's 30s", d)
-		}
-	})
+			{"reply":{"text":"ok"}}]}`, harness.Config{}, 30 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFixture(t, tc.script, tc.cfg)
+				start := time.Now()
+				if err := f.h.Prompt(context.Background(), user("hi")); err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(start); d != tc.want {
+					t.Fatalf("waited %v, want %v", d, tc.want)
+				}
+			})
+		})
+	}
 }
 
 func TestRetryGivesUpAfterMaxRetries(t *testing.T) {

@@ -24,7 +24,7 @@ func model(t testing.TB) llm.Model {
 	return m
 }
 
-func newProvider(t testing.TB, url string) *Provider {
+func newProvider(t testing.TB, url string) llm.Provider {
 	t.Helper()
 	p, err := New(Config{APIKey: fakeKey, BaseURL: url})
 	if err != nil {
@@ -53,17 +53,8 @@ func assistant(t testing.TB, stop events.StopReason, u *events.Usage, errMsg str
 		Usage: u, StopReason: stop, ErrorMessage: errMsg}
 }
 
-func text(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
-}
-
-func think(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
-}
-
-func args(i int, id, name, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
-}
+// The deltas and blocks the cases expect.
+var text, think, args = ssetest.Text, ssetest.Think, ssetest.Args
 
 // Transcript pieces, as Anthropic documents its streaming events.
 const (
@@ -82,33 +73,20 @@ func msgDelta(reason string, out int) string {
 	return `{"type":"message_delta","delta":{"stop_reason":"` + reason + `","stop_sequence":null},"usage":{"output_tokens":` + itoa(out) + `}}`
 }
 
-type streamCase struct {
-	name   string
-	reply  ssetest.Reply
-	deltas []events.Delta
-	msg    func(t testing.TB) events.Message
-	kind   llm.Kind // of the error; KindOther with wantErr false = success
-	err    bool
-	retry  time.Duration
-	status int
-}
-
-func cases() []streamCase {
-	return []streamCase{
+func cases(t testing.TB) []ssetest.Case {
+	return []ssetest.Case{
 		{
-			name: "text",
-			reply: ssetest.Reply{Body: ssetest.SSE(
+			Name: "text",
+			Reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", start, "content_block_start", textStart, "ping", ping,
 				"content_block_delta", textDelta(0, "Hello"), "content_block_delta", textDelta(0, " world"),
 				"content_block_stop", stop0, "message_delta", msgDelta("end_turn", 15), "message_stop", msgStop)},
-			deltas: []events.Delta{text(0, "Hello"), text(0, " world")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopEnd, usage(t, 25, 15, 100, 10), "", events.TextBlock("Hello world"))
-			},
+			Deltas: []events.Delta{text(0, "Hello"), text(0, " world")},
+			Msg:    assistant(t, events.StopEnd, usage(t, 25, 15, 100, 10), "", events.TextBlock("Hello world")),
 		},
 		{
-			name: "thinking then text",
-			reply: ssetest.Reply{Body: ssetest.SSE(
+			Name: "thinking then text",
+			Reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", start,
 				"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
 				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think"}}`,
@@ -121,17 +99,15 @@ func cases() []streamCase {
 				"content_block_delta", textDelta(2, "42"),
 				"content_block_stop", `{"type":"content_block_stop","index":2}`,
 				"message_delta", msgDelta("end_turn", 80), "message_stop", msgStop)},
-			deltas: []events.Delta{think(0, "Let me think"), think(0, " carefully."), text(2, "42")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopEnd, usage(t, 25, 80, 100, 10), "",
-					events.Block{Type: events.BlockThinking, Thinking: "Let me think carefully.", ThinkingSignature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
-					events.Block{Type: events.BlockThinking, Redacted: true, ThinkingSignature: "EmwKAhgBEgy3va3pzix"},
-					events.TextBlock("42"))
-			},
+			Deltas: []events.Delta{think(0, "Let me think"), think(0, " carefully."), text(2, "42")},
+			Msg: assistant(t, events.StopEnd, usage(t, 25, 80, 100, 10), "",
+				events.Block{Type: events.BlockThinking, Thinking: "Let me think carefully.", ThinkingSignature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+				events.Block{Type: events.BlockThinking, Redacted: true, ThinkingSignature: "EmwKAhgBEgy3va3pzix"},
+				events.TextBlock("42")),
 		},
 		{
-			name: "several tool calls with interleaved argument deltas",
-			reply: ssetest.Reply{Body: ssetest.SSE(
+			Name: "several tool calls with interleaved argument deltas",
+			Reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Checking both."), "content_block_stop", stop0,
 				"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01A","name":"read","input":{}}}`,
@@ -144,211 +120,121 @@ func cases() []streamCase {
 				"content_block_stop", `{"type":"content_block_stop","index":1}`,
 				"content_block_stop", `{"type":"content_block_stop","index":2}`,
 				"message_delta", msgDelta("tool_use", 60), "message_stop", msgStop)},
-			deltas: []events.Delta{text(0, "Checking both."),
+			Deltas: []events.Delta{text(0, "Checking both."),
 				args(1, "toolu_01A", "read", `{"path": "a`), args(2, "toolu_01B", "ls", `{"path":`),
 				args(1, "toolu_01A", "read", `.go"}`), args(2, "toolu_01B", "ls", ` "."}`)},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopToolUse, usage(t, 25, 60, 100, 10), "", events.TextBlock("Checking both."),
-					events.Block{Type: events.BlockToolCall, ID: "toolu_01A", Name: "read", Arguments: json.RawMessage(`{"path": "a.go"}`)},
-					events.Block{Type: events.BlockToolCall, ID: "toolu_01B", Name: "ls", Arguments: json.RawMessage(`{"path": "."}`)})
-			},
+			Msg: assistant(t, events.StopToolUse, usage(t, 25, 60, 100, 10), "", events.TextBlock("Checking both."),
+				events.Block{Type: events.BlockToolCall, ID: "toolu_01A", Name: "read", Arguments: json.RawMessage(`{"path": "a.go"}`)},
+				events.Block{Type: events.BlockToolCall, ID: "toolu_01B", Name: "ls", Arguments: json.RawMessage(`{"path": "."}`)}),
 		},
 		{
-			name: "tool input sent whole in content_block_start (gateways)",
-			reply: ssetest.Reply{Body: ssetest.SSE(
+			Name: "tool input sent whole in content_block_start (gateways)",
+			Reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", start,
 				"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01C","name":"ls","input":{"path":"."}}}`,
 				"content_block_stop", stop0,
 				"message_delta", msgDelta("tool_use", 9), "message_stop", msgStop)},
-			deltas: []events.Delta{args(0, "toolu_01C", "ls", `{"path":"."}`)},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopToolUse, usage(t, 25, 9, 100, 10), "",
-					events.Block{Type: events.BlockToolCall, ID: "toolu_01C", Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)})
-			},
+			Deltas: []events.Delta{args(0, "toolu_01C", "ls", `{"path":"."}`)},
+			Msg: assistant(t, events.StopToolUse, usage(t, 25, 9, 100, 10), "",
+				events.Block{Type: events.BlockToolCall, ID: "toolu_01C", Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)}),
 		},
 		{
-			name: "max tokens",
-			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+			Name: "max tokens",
+			Reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Once upon"), "message_delta", msgDelta("max_tokens", 4096), "message_stop", msgStop)},
-			deltas: []events.Delta{text(0, "Once upon")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopLength, usage(t, 25, 4096, 100, 10), "", events.TextBlock("Once upon"))
-			},
+			Deltas: []events.Delta{text(0, "Once upon")},
+			Msg:    assistant(t, events.StopLength, usage(t, 25, 4096, 100, 10), "", events.TextBlock("Once upon")),
 		},
 		{
-			name:  "refusal",
-			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "message_delta", msgDelta("refusal", 3), "message_stop", msgStop)},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "other: the model declined to answer (stop reason refusal)")
-			},
-			err: true, kind: llm.KindOther,
+			Name:  "refusal",
+			Reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "message_delta", msgDelta("refusal", 3), "message_stop", msgStop)},
+			Msg:   assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "other: the model declined to answer (stop reason refusal)"),
+			Err:   true, Kind: llm.KindOther,
 		},
 		{
-			name: "error event mid-stream",
-			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+			Name: "error event mid-stream",
+			Reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Par"),
 				"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
-			deltas: []events.Delta{text(0, "Par")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable (status 529): Overloaded", events.TextBlock("Par"))
-			},
-			err: true, kind: llm.KindRetryable, status: 529,
+			Deltas: []events.Delta{text(0, "Par")},
+			Msg:    assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable (status 529): Overloaded", events.TextBlock("Par")),
+			Err:    true, Kind: llm.KindRetryable, Status: 529,
 		},
 		{
-			name: "429 with retry-after",
-			reply: ssetest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7", "request-id": "req_1"},
+			Name: "429 with retry-after",
+			Reply: ssetest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7", "request-id": "req_1"},
 				Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
-			msg: func(t testing.TB) events.Message {
-				m := assistant(t, events.StopError, usage(t, 0, 0, 0, 0), "retryable (status 429): Number of request tokens has exceeded your per-minute rate limit")
-				m.ResponseID = ""
-				return m
-			},
-			err: true, kind: llm.KindRetryable, status: 429, retry: 7 * time.Second,
+			Msg: failed(t, "retryable (status 429): Number of request tokens has exceeded your per-minute rate limit"),
+			Err: true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 7 * time.Second,
 		},
+		statusCase(t, "529 overloaded", 529, "overloaded_error", "Overloaded", llm.KindRetryable, "retryable (status 529): Overloaded"),
+		statusCase(t, "500", 500, "api_error", "Internal server error", llm.KindRetryable, "retryable (status 500): Internal server error"),
+		statusCase(t, "401", 401, "authentication_error", "invalid x-api-key", llm.KindAuth, "auth (status 401): invalid x-api-key"),
+		statusCase(t, "400 invalid request", 400, "invalid_request_error", "messages: roles must alternate", llm.KindInvalidRequest, "invalid_request (status 400): messages: roles must alternate"),
+		statusCase(t, "overflow: prompt is too long", 400, "invalid_request_error", "prompt is too long: 213462 tokens > 200000 maximum", llm.KindContextOverflow, "context_overflow (status 400): prompt is too long: 213462 tokens > 200000 maximum"),
+		statusCase(t, "overflow: 413 request too large", 413, "request_too_large", "Request exceeds the maximum allowed number of bytes.", llm.KindContextOverflow, "context_overflow (status 413): Request exceeds the maximum allowed number of bytes."),
 		{
-			name:  "529 overloaded",
-			reply: ssetest.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-			msg:   failed("retryable (status 529): Overloaded"),
-			err:   true, kind: llm.KindRetryable, status: 529,
-		},
-		{
-			name:  "500",
-			reply: ssetest.Reply{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
-			msg:   failed("retryable (status 500): Internal server error"),
-			err:   true, kind: llm.KindRetryable, status: 500,
-		},
-		{
-			name:  "401",
-			reply: ssetest.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`},
-			msg:   failed("auth (status 401): invalid x-api-key"),
-			err:   true, kind: llm.KindAuth, status: 401,
-		},
-		{
-			name:  "400 invalid request",
-			reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`},
-			msg:   failed("invalid_request (status 400): messages: roles must alternate"),
-			err:   true, kind: llm.KindInvalidRequest, status: 400,
-		},
-		{
-			name:  "overflow: prompt is too long",
-			reply: ssetest.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}`},
-			msg:   failed("context_overflow (status 400): prompt is too long: 213462 tokens > 200000 maximum"),
-			err:   true, kind: llm.KindContextOverflow, status: 400,
-		},
-		{
-			name:  "overflow: 413 request too large",
-			reply: ssetest.Reply{Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`},
-			msg:   failed("context_overflow (status 413): Request exceeds the maximum allowed number of bytes."),
-			err:   true, kind: llm.KindContextOverflow, status: 413,
-		},
-		{
-			name: "silent overflow: a success whose usage exceeds the window stays a success",
-			reply: ssetest.Reply{Body: ssetest.SSE(
+			Name: "silent overflow: a success whose usage exceeds the window stays a success",
+			Reply: ssetest.Reply{Body: ssetest.SSE(
 				"message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","usage":{"input_tokens":150000,"cache_creation_input_tokens":0,"cache_read_input_tokens":60000,"output_tokens":1}}}`,
 				"content_block_start", textStart, "content_block_delta", textDelta(0, "ok"),
 				"message_delta", msgDelta("end_turn", 2), "message_stop", msgStop)},
-			deltas: []events.Delta{text(0, "ok")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopEnd, usage(t, 150000, 2, 60000, 0), "", events.TextBlock("ok"))
-			},
+			Deltas: []events.Delta{text(0, "ok")},
+			Msg:    assistant(t, events.StopEnd, usage(t, 150000, 2, 60000, 0), "", events.TextBlock("ok")),
 		},
 		{
-			name: "malformed SSE line",
-			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+			Name: "malformed SSE line",
+			Reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Hel"),
 				"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo`,
 				"message_stop", msgStop)},
-			deltas: []events.Delta{text(0, "Hel")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), `retryable: anthropic stream: malformed event: invalid character '\n' in string literal`, events.TextBlock("Hel"))
-			},
-			err: true, kind: llm.KindRetryable,
+			Deltas: []events.Delta{text(0, "Hel")},
+			Msg:    assistant(t, events.StopError, usage(t, 25, 1, 100, 10), `retryable: anthropic stream: malformed event: invalid character '\n' in string literal`, events.TextBlock("Hel")),
+			Err:    true, Kind: llm.KindRetryable,
 		},
 		{
-			name: "connection cut mid-stream",
-			reply: ssetest.Reply{Cut: true, Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+			Name: "connection cut mid-stream",
+			Reply: ssetest.Reply{Cut: true, Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Hel"))},
-			deltas: []events.Delta{text(0, "Hel")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: anthropic stream: unexpected EOF", events.TextBlock("Hel"))
-			},
-			err: true, kind: llm.KindRetryable,
+			Deltas: []events.Delta{text(0, "Hel")},
+			Msg:    assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: anthropic stream: unexpected EOF", events.TextBlock("Hel")),
+			Err:    true, Kind: llm.KindRetryable,
 		},
 		{
-			name: "stream ends before message_stop",
-			reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
+			Name: "stream ends before message_stop",
+			Reply: ssetest.Reply{Body: ssetest.SSE("message_start", start, "content_block_start", textStart,
 				"content_block_delta", textDelta(0, "Hel"))},
-			deltas: []events.Delta{text(0, "Hel")},
-			msg: func(t testing.TB) events.Message {
-				return assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: the stream ended before message_stop", events.TextBlock("Hel"))
-			},
-			err: true, kind: llm.KindRetryable,
+			Deltas: []events.Delta{text(0, "Hel")},
+			Msg:    assistant(t, events.StopError, usage(t, 25, 1, 100, 10), "retryable: the stream ended before message_stop", events.TextBlock("Hel")),
+			Err:    true, Kind: llm.KindRetryable,
 		},
 	}
 }
 
-func failed(errMsg string) func(t testing.TB) events.Message {
-	return func(t testing.TB) events.Message {
-		m := assistant(t, events.StopError, usage(t, 0, 0, 0, 0), errMsg)
-		m.ResponseID = ""
-		return m
-	}
+// statusCase is a request refused with HTTP status before the stream began,
+// with an error of type typ and message msg, which the provider reports as
+// errMsg, an error of kind.
+func statusCase(t testing.TB, name string, status int, typ, msg string, kind llm.Kind, errMsg string) ssetest.Case {
+	return ssetest.Case{Name: name, Reply: ssetest.Reply{Status: status, Body: `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`},
+		Msg: failed(t, errMsg), Err: true, Kind: kind, Status: status}
+}
+
+// failed is the message of a request that failed before the stream began.
+func failed(t testing.TB, errMsg string) events.Message {
+	m := assistant(t, events.StopError, usage(t, 0, 0, 0, 0), errMsg)
+	m.ResponseID = ""
+	return m
 }
 
 func TestStream(t *testing.T) {
-	for _, tc := range cases() {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := ssetest.Serve(t, tc.reply)
-			var d ssetest.Deltas
-			msg, err := newProvider(t, srv.URL).Stream(context.Background(), request(t), d.Add)
-			if n := len(srv.Requests()); n != 1 {
-				t.Fatalf("the server got %d requests, want 1 (retries belong to the harness, not the SDK)", n)
-			}
-			ssetest.AssertDeltas(t, d.List, tc.deltas)
-			ssetest.AssertMessage(t, msg, tc.msg(t))
-			if !tc.err {
-				if err != nil {
-					t.Fatalf("err = %v", err)
-				}
-				return
-			}
-			var le *llm.Error
-			if !errors.As(err, &le) {
-				t.Fatalf("err = %#v, want *llm.Error", err)
-			}
-			if le.Kind != tc.kind || le.Status != tc.status || le.RetryAfter != tc.retry {
-				t.Fatalf("err = kind %v status %d retry %v, want %v %d %v (%v)", le.Kind, le.Status, le.RetryAfter, tc.kind, tc.status, tc.retry, le)
-			}
-		})
-	}
+	ssetest.Run(t, cases(t), func() *llm.Request { return request(t) }, newProvider)
 }
 
 func TestAbortMidStream(t *testing.T) {
-	srv := ssetest.Serve(t, ssetest.Reply{Hang: true, Body: ssetest.SSE("message_start", start,
-		"content_block_start", textStart, "content_block_delta", textDelta(0, "Hel"))})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var d ssetest.Deltas
-	type result struct {
-		msg events.Message
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		msg, err := newProvider(t, srv.URL).Stream(ctx, request(t), func(x events.Delta) {
-			d.Add(x)
-			cancel() // abort after the first delta
-		})
-		done <- result{msg, err}
-	}()
-	// The server never ends the stream: Stream returns only because ctx was
-	// cancelled.
-	r := <-done
-	if !errors.Is(r.err, llm.ErrAborted) {
-		t.Fatalf("err = %v, want aborted", r.err)
-	}
-	ssetest.AssertDeltas(t, d.List, []events.Delta{text(0, "Hel")})
-	ssetest.AssertMessage(t, r.msg, assistant(t, events.StopAborted, usage(t, 25, 1, 100, 10), "aborted: the request was aborted", events.TextBlock("Hel")))
+	deltas, msg, _ := ssetest.RunAbort(t, ssetest.SSE("message_start", start,
+		"content_block_start", textStart, "content_block_delta", textDelta(0, "Hel")), request(t), newProvider)
+	ssetest.AssertDeltas(t, deltas, []events.Delta{text(0, "Hel")})
+	ssetest.AssertMessage(t, msg, assistant(t, events.StopAborted, usage(t, 25, 1, 100, 10), "aborted: the request was aborted", events.TextBlock("Hel")))
 }
 
 func TestNoKeyIsAnAuthError(t *testing.T) {

@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"context"
 	"testing"
 
-	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/internal/ssetest"
 )
 
@@ -18,17 +16,7 @@ func BenchmarkChatStream(b *testing.B) {
 	}
 	chunks = append(chunks, chunk(`{}`, "stop"), usageChunk, "[DONE]")
 	srv := ssetest.Serve(b, ssetest.Reply{Body: ssetest.Data(chunks...)})
-	p := chatProvider(b, srv.URL)
-	req := chatRequest(b)()
-	n := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		msg, err := p.Stream(context.Background(), req, func(events.Delta) { n++ })
-		if err != nil || len(msg.Content.Blocks) != 1 {
-			b.Fatalf("%v %+v", err, msg)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
+	ssetest.Bench(b, chatProvider(b, srv.URL), userHi(b, "gpt-4o")())
 }
 
 // BenchmarkResponsesStream is BenchmarkChatStream for the Responses API.
@@ -39,15 +27,5 @@ func BenchmarkResponsesStream(b *testing.B) {
 	}
 	pairs = append(pairs, "response.completed", completed("completed", ""))
 	srv := ssetest.Serve(b, ssetest.Reply{Body: ssetest.SSE(pairs...)})
-	p := respProvider(b, srv.URL)
-	req := respRequest(b)()
-	n := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		msg, err := p.Stream(context.Background(), req, func(events.Delta) { n++ })
-		if err != nil || len(msg.Content.Blocks) != 1 {
-			b.Fatalf("%v %+v", err, msg)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
+	ssetest.Bench(b, respProvider(b, srv.URL), userHi(b, "gpt-5")())
 }

@@ -36,17 +36,55 @@ func priced(m llm.Model, in, out, cached, total int64) *events.Usage {
 	return &u
 }
 
-func text(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
+// The deltas and blocks the cases expect.
+var text, think, args, call = ssetest.Text, ssetest.Think, ssetest.Args, ssetest.Call
+
+// answers builds the final messages of api for model, with response id.
+type answers struct {
+	api string
+	m   llm.Model
+	id  string
 }
-func think(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
+
+func (a answers) msg(stop events.StopReason, u *events.Usage, errMsg string, blocks ...events.Block) events.Message {
+	if blocks == nil {
+		blocks = []events.Block{}
+	}
+	return events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: blocks}, API: a.api,
+		Provider: "openai", Model: a.m.ID, ResponseID: a.id, Usage: u, StopReason: stop, ErrorMessage: errMsg}
 }
-func args(i int, id, name, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
+
+// failed is the message of a request that failed before the stream began.
+func (a answers) failed(errMsg string) events.Message {
+	x := a.msg(events.StopError, priced(a.m, 0, 0, 0, 0), errMsg)
+	x.ResponseID = ""
+	return x
 }
-func call(id, name, a string) events.Block {
-	return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: json.RawMessage(a)}
+
+// aborted is the message of a stream aborted after blocks.
+func (a answers) aborted(blocks ...events.Block) events.Message {
+	return a.msg(events.StopAborted, priced(a.m, 0, 0, 0, 0), "aborted: the request was aborted", blocks...)
+}
+
+// userHi is a request to model id with one user message.
+func userHi(t testing.TB, id string) func() *llm.Request {
+	return func() *llm.Request {
+		return &llm.Request{Model: lookup(t, id), SystemPrompt: "be brief",
+			Messages: []events.Message{{Role: events.RoleUser, Content: events.TextContent("hi")}}}
+	}
+}
+
+// assertSent checks the last request srv received: its path, the key and
+// the body (as canonical JSON).
+func assertSent(t *testing.T, srv *ssetest.Server, path, body string) {
+	t.Helper()
+	got := srv.Last(t)
+	if got.Path != path || got.Header.Get("Authorization") != "Bearer "+fakeKey {
+		t.Errorf("path %s, authorization %q", got.Path, got.Header.Get("Authorization"))
+	}
+	if g := ssetest.JSON(got.Body); g != body {
+		t.Errorf("request body:\n got %s\nwant %s", g, body)
+	}
 }
 
 func chunk(delta string, finish string) string {
@@ -64,23 +102,32 @@ const (
 
 func content(s string) string { return `{"content":` + ssetest.JSON(s) + `}` }
 
+// statusCases are the error statuses both APIs answer alike, before a
+// stream begins.
+func statusCases(failed func(errMsg string) events.Message) []ssetest.Case {
+	return []ssetest.Case{
+		{
+			Name:  "529 overloaded",
+			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
+			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
+			Err:   true, Kind: llm.KindRetryable, Status: 529,
+		},
+		{
+			Name:  "500",
+			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
+			Msg:   failed("retryable (status 500): The server had an error processing your request."),
+			Err:   true, Kind: llm.KindRetryable, Status: 500,
+		},
+	}
+}
+
 func chatCases(t testing.TB) []ssetest.Case {
 	m := lookup(t, "gpt-4o")
-	msg := func(stop events.StopReason, u *events.Usage, errMsg string, blocks ...events.Block) events.Message {
-		if blocks == nil {
-			blocks = []events.Block{}
-		}
-		return events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: blocks}, API: APIChat,
-			Provider: "openai", Model: "gpt-4o", ResponseID: "chatcmpl-1", Usage: u, StopReason: stop, ErrorMessage: errMsg}
-	}
+	r := answers{APIChat, m, "chatcmpl-1"}
+	msg, failed := r.msg, r.failed
 	full := priced(m, 32, 12, 8, 52)
 	none := priced(m, 0, 0, 0, 0)
-	failed := func(errMsg string) events.Message {
-		x := msg(events.StopError, none, errMsg)
-		x.ResponseID = ""
-		return x
-	}
-	return []ssetest.Case{
+	return append(statusCases(failed), []ssetest.Case{
 		{
 			Name:   "text",
 			Reply:  ssetest.Reply{Body: ssetest.Data(roleChunk, chunk(content("Hello"), ""), chunk(content(" world"), ""), chunk(`{}`, "stop"), usageChunk, "[DONE]")},
@@ -127,18 +174,6 @@ func chatCases(t testing.TB) []ssetest.Case {
 			Err: true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 1500 * 1e6,
 		},
 		{
-			Name:  "529 overloaded",
-			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
-			Err:   true, Kind: llm.KindRetryable, Status: 529,
-		},
-		{
-			Name:  "500",
-			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 500): The server had an error processing your request."),
-			Err:   true, Kind: llm.KindRetryable, Status: 500,
-		},
-		{
 			Name:  "401",
 			Reply: ssetest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-proj-****leak.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
 			Msg:   failed("auth (status 401): Incorrect API key provided: sk-proj-****leak."),
@@ -178,27 +213,17 @@ func chatCases(t testing.TB) []ssetest.Case {
 			Msg:    msg(events.StopError, none, "retryable: chat completions stream: unexpected EOF", events.TextBlock("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
-	}
-}
-
-func chatRequest(t testing.TB) func() *llm.Request {
-	return func() *llm.Request {
-		return &llm.Request{Model: lookup(t, "gpt-4o"), SystemPrompt: "be brief",
-			Messages: []events.Message{{Role: events.RoleUser, Content: events.TextContent("hi")}}}
-	}
+	}...)
 }
 
 func TestChatStream(t *testing.T) {
-	ssetest.Run(t, chatCases(t), chatRequest(t), chatProvider)
+	ssetest.Run(t, chatCases(t), userHi(t, "gpt-4o"), chatProvider)
 }
 
 func TestChatAbortMidStream(t *testing.T) {
-	deltas, msg, _ := ssetest.RunAbort(t, ssetest.Data(roleChunk, chunk(content("Hel"), "")), chatRequest(t)(), chatProvider)
+	deltas, msg, _ := ssetest.RunAbort(t, ssetest.Data(roleChunk, chunk(content("Hel"), "")), userHi(t, "gpt-4o")(), chatProvider)
 	ssetest.AssertDeltas(t, deltas, []events.Delta{text(0, "Hel")})
-	want := events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{events.TextBlock("Hel")}}, API: APIChat,
-		Provider: "openai", Model: "gpt-4o", ResponseID: "chatcmpl-1", Usage: priced(lookup(t, "gpt-4o"), 0, 0, 0, 0),
-		StopReason: events.StopAborted, ErrorMessage: "aborted: the request was aborted"}
-	ssetest.AssertMessage(t, msg, want)
+	ssetest.AssertMessage(t, msg, answers{APIChat, lookup(t, "gpt-4o"), "chatcmpl-1"}.aborted(events.TextBlock("Hel")))
 }
 
 func TestChatRequestShape(t *testing.T) {
@@ -215,17 +240,11 @@ func TestChatRequestShape(t *testing.T) {
 	if _, err := chatProvider(t, srv.URL).Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := srv.Last(t)
-	if got.Path != "/chat/completions" || got.Header.Get("Authorization") != "Bearer "+fakeKey {
-		t.Errorf("path %s, authorization %q", got.Path, got.Header.Get("Authorization"))
-	}
 	want := `{"max_completion_tokens":100000,"messages":[{"content":"sys","role":"developer"},` +
 		`{"content":[{"text":"look","type":"text"},{"image_url":{"url":"data:image/png;base64,iVBORw0KGgo="},"type":"image_url"}],"role":"user"},` +
 		`{"content":"ok","role":"assistant","tool_calls":[{"function":{"arguments":"{\"path\":\".\"}","name":"ls"},"id":"call_1","type":"function"}]},` +
 		`{"content":"a.go","role":"tool","tool_call_id":"call_1"}],` +
 		`"model":"o4-mini","reasoning_effort":"high","stream":true,"stream_options":{"include_usage":true},` +
 		`"tools":[{"function":{"description":"list","name":"ls","parameters":{"properties":{"path":{"type":"string"}},"type":"object"}},"type":"function"}]}`
-	if g := ssetest.JSON(got.Body); g != want {
-		t.Errorf("request body:\n got %s\nwant %s", g, want)
-	}
+	assertSent(t, srv, "/chat/completions", want)
 }

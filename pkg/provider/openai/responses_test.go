@@ -46,22 +46,12 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func respCases(t testing.TB) []ssetest.Case {
 	m := lookup(t, "gpt-5")
-	msg := func(stop events.StopReason, u *events.Usage, errMsg string, blocks ...events.Block) events.Message {
-		if blocks == nil {
-			blocks = []events.Block{}
-		}
-		return events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: blocks}, API: APIResponses,
-			Provider: "openai", Model: "gpt-5", ResponseID: "resp_1", Usage: u, StopReason: stop, ErrorMessage: errMsg}
-	}
+	r := answers{APIResponses, m, "resp_1"}
+	msg, failed := r.msg, r.failed
 	full := priced(m, 80, 50, 20, 150)
 	none := priced(m, 0, 0, 0, 0)
-	failed := func(errMsg string) events.Message {
-		x := msg(events.StopError, none, errMsg)
-		x.ResponseID = ""
-		return x
-	}
 	sse := ssetest.SSE
-	return []ssetest.Case{
+	return append(statusCases(failed), []ssetest.Case{
 		{
 			Name: "text",
 			Reply: ssetest.Reply{Body: sse("response.created", created, "response.in_progress", inProgress, "response.output_item.added", msgAdd,
@@ -130,18 +120,6 @@ func respCases(t testing.TB) []ssetest.Case {
 			Err:   true, Kind: llm.KindRetryable, Status: 429, RetryAfter: 3e9,
 		},
 		{
-			Name:  "529 overloaded",
-			Reply: ssetest.Reply{Status: 529, Body: `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 529): The engine is currently overloaded, please try again later"),
-			Err:   true, Kind: llm.KindRetryable, Status: 529,
-		},
-		{
-			Name:  "500",
-			Reply: ssetest.Reply{Status: 500, Body: `{"error":{"message":"The server had an error processing your request.","type":"server_error","param":null,"code":null}}`},
-			Msg:   failed("retryable (status 500): The server had an error processing your request."),
-			Err:   true, Kind: llm.KindRetryable, Status: 500,
-		},
-		{
 			Name:  "overflow: exceeds the context window",
 			Reply: ssetest.Reply{Status: 400, Body: `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`},
 			Msg:   failed("context_overflow (status 400): Your input exceeds the context window of this model. Please adjust your input and try again."),
@@ -176,28 +154,18 @@ func respCases(t testing.TB) []ssetest.Case {
 			Msg:    msg(events.StopError, none, "retryable: the stream ended before response.completed", mtext("Hel")),
 			Err:    true, Kind: llm.KindRetryable,
 		},
-	}
-}
-
-func respRequest(t testing.TB) func() *llm.Request {
-	return func() *llm.Request {
-		return &llm.Request{Model: lookup(t, "gpt-5"), SystemPrompt: "be brief",
-			Messages: []events.Message{{Role: events.RoleUser, Content: events.TextContent("hi")}}}
-	}
+	}...)
 }
 
 func TestResponsesStream(t *testing.T) {
-	ssetest.Run(t, respCases(t), respRequest(t), respProvider)
+	ssetest.Run(t, respCases(t), userHi(t, "gpt-5"), respProvider)
 }
 
 func TestResponsesAbortMidStream(t *testing.T) {
 	deltas, msg, _ := ssetest.RunAbort(t, ssetest.SSE("response.created", created, "response.output_item.added", msgAdd, "response.output_text.delta", outText(1, "Hel")),
-		respRequest(t)(), respProvider)
+		userHi(t, "gpt-5")(), respProvider)
 	ssetest.AssertDeltas(t, deltas, []events.Delta{text(0, "Hel")})
-	want := events.Message{Role: events.RoleAssistant, Content: events.Content{Blocks: []events.Block{mtext("Hel")}}, API: APIResponses,
-		Provider: "openai", Model: "gpt-5", ResponseID: "resp_1", Usage: priced(lookup(t, "gpt-5"), 0, 0, 0, 0),
-		StopReason: events.StopAborted, ErrorMessage: "aborted: the request was aborted"}
-	ssetest.AssertMessage(t, msg, want)
+	ssetest.AssertMessage(t, msg, answers{APIResponses, lookup(t, "gpt-5"), "resp_1"}.aborted(mtext("Hel")))
 }
 
 func TestResponsesRequestShape(t *testing.T) {
@@ -216,10 +184,6 @@ func TestResponsesRequestShape(t *testing.T) {
 	if _, err := respProvider(t, srv.URL).Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := srv.Last(t)
-	if got.Path != "/responses" || got.Header.Get("Authorization") != "Bearer "+fakeKey {
-		t.Errorf("path %s, authorization %q", got.Path, got.Header.Get("Authorization"))
-	}
 	want := `{"include":["reasoning.encrypted_content"],"input":[` +
 		`{"content":[{"text":"look","type":"input_text"},{"detail":"auto","image_url":"data:image/jpeg;base64,/9j/4AAQ","type":"input_image"}],"role":"user"},` +
 		`{"encrypted_content":"gAAAAABoEncrypted==","id":"rs_1","summary":[{"text":"**Plan**","type":"summary_text"},{"text":"Answer.","type":"summary_text"}],"type":"reasoning"},` +
@@ -229,7 +193,5 @@ func TestResponsesRequestShape(t *testing.T) {
 		`{"content":"from chat","role":"assistant"}],` +
 		`"instructions":"sys","max_output_tokens":2000,"model":"gpt-5","reasoning":{"effort":"low","summary":"auto"},"store":false,"stream":true,` +
 		`"tools":[{"description":"list","name":"ls","parameters":{"properties":{"path":{"type":"string"}},"type":"object"},"strict":false,"type":"function"}]}`
-	if g := ssetest.JSON(got.Body); g != want {
-		t.Errorf("request body:\n got %s\nwant %s", g, want)
-	}
+	assertSent(t, srv, "/responses", want)
 }

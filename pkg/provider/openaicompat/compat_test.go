@@ -2,7 +2,6 @@ package openaicompat
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -39,18 +38,8 @@ func msg(id string, stop events.StopReason, u *events.Usage, errMsg string, bloc
 		Provider: "ollama", Model: "qwen3:8b", ResponseID: id, Usage: u, StopReason: stop, ErrorMessage: errMsg}
 }
 
-func text(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
-}
-func think(i int, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
-}
-func args(i int, id, name, s string) events.Delta {
-	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
-}
-func call(id, name, a string) events.Block {
-	return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: json.RawMessage(a)}
-}
+// The deltas and blocks the cases expect.
+var text, think, args, call = ssetest.Text, ssetest.Think, ssetest.Args, ssetest.Call
 
 // chunk is a Chat Completions chunk as compatible servers send it; id may be
 // empty (some servers send none).

@@ -22,21 +22,28 @@ func jsonNames(t reflect.Type) map[string]bool {
 	}
 	names := make(map[string]bool, t.NumField())
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
+		if name, ok := jsonName(t.Field(i)); ok {
+			names[name] = true
 		}
-		if name == "" {
-			name = f.Name
-		}
-		names[name] = true
 	}
 	jsonNamesCache.Store(t, names)
 	return names
 }
 
 var jsonNamesCache sync.Map // reflect.Type -> map[string]bool
+
+// jsonName is the JSON name of struct field f; ok is false for a field
+// encoding/json leaves out (unexported, or tagged "-").
+func jsonName(f reflect.StructField) (name string, ok bool) {
+	name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" || !f.IsExported() {
+		return "", false
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
+}
 
 // DecodeKnown decodes into v, a pointer to a struct with json tags, the
 // members of r whose keys are exactly the JSON names of v's fields, and
@@ -183,12 +190,9 @@ func fieldByName(t reflect.Type, key []byte, exact bool) (reflect.StructField, b
 	found := false
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
+		name, ok := jsonName(f)
+		if !ok {
 			continue
-		}
-		if name == "" {
-			name = f.Name
 		}
 		if name == string(key) {
 			return f, true

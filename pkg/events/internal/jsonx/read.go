@@ -183,18 +183,29 @@ func IsNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 // Str reads a string member; required means absent or null is a problem.
 func (r *Reader) Str(k string, required bool) string {
-	v, ok := r.Take(k)
+	v, ok := r.quoted(k, required)
+	if !ok {
+		return ""
+	}
+	return Unquote(v)
+}
+
+// quoted takes string member k as it stands, quotes included; ok is false
+// when it is absent or null (a problem if required) or not a string (a
+// problem).
+func (r *Reader) quoted(k string, required bool) (v []byte, ok bool) {
+	v, ok = r.Take(k)
 	if !ok || IsNull(v) {
 		if required {
 			r.Fail(k, "is required")
 		}
-		return ""
+		return nil, false
 	}
 	if v[0] != '"' {
 		r.Fail(k, "must be a string, got %s", Kind(v))
-		return ""
+		return nil, false
 	}
-	return Unquote(v)
+	return v, true
 }
 
 // Names maps the JSON names a decoder expects often (types, roles) to
@@ -213,15 +224,8 @@ func NewNames(names ...string) Names {
 // Name reads a string member like Str; a value among names comes back
 // without an allocation.
 func (r *Reader) Name(k string, required bool, names Names) string {
-	v, ok := r.Take(k)
-	if !ok || IsNull(v) {
-		if required {
-			r.Fail(k, "is required")
-		}
-		return ""
-	}
-	if v[0] != '"' {
-		r.Fail(k, "must be a string, got %s", Kind(v))
+	v, ok := r.quoted(k, required)
+	if !ok {
 		return ""
 	}
 	if s, ok := names[string(v[1:len(v)-1])]; ok {

@@ -302,23 +302,7 @@ func hex4(h []byte) rune {
 
 // compactValid returns a copy of v, a valid JSON value, without insignificant
 // whitespace.
-func compactValid(v []byte) []byte {
-	out := make([]byte, 0, len(v))
-	start := 0
-	for i := 0; i < len(v); {
-		switch v[i] {
-		case ' ', '\t', '\n', '\r':
-			out = append(out, v[start:i]...)
-			i++
-			start = i
-		case '"':
-			i = stringEnd(v, i)
-		default:
-			i++
-		}
-	}
-	return append(out, v[start:]...)
-}
+func compactValid(v []byte) []byte { return AppendCompact(make([]byte, 0, len(v)), v) }
 
 // parseInt decodes a JSON integer of at most 18 digits, which cannot
 // overflow; ok is false for anything else.

@@ -114,9 +114,9 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 	for i, m := range req.Messages {
 		switch m.Role {
 		case events.RoleUser:
-			parts, err := userParts(m.Content.Blocks)
-			if err != "" {
-				return nil, stream.Invalid("%s: messages[%d]: %s", c.name, i, err)
+			parts, err := userParts(c.name, i, m.Content.Blocks, openai.TextContentPart, chatImage)
+			if err != nil {
+				return nil, err
 			}
 			if len(parts) == 1 && parts[0].OfText != nil {
 				out = append(out, openai.UserMessage(parts[0].OfText.Text))
@@ -133,12 +133,8 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 						text = append(text, b.Text)
 					}
 				case events.BlockToolCall:
-					args := string(b.Arguments)
-					if args == "" {
-						args = "{}"
-					}
 					calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: chatID(b.ID), Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args}}})
+						ID: chatID(b.ID), Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: toolArgs(b)}}})
 				}
 				// Thinking is not sent back: Chat Completions has no field
 				// for it.
@@ -152,29 +148,15 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 			}
 			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case events.RoleToolResult:
-			var text []string
-			var images []openai.ChatCompletionContentPartUnionParam
-			for j, b := range m.Content.Blocks {
-				switch b.Type {
-				case events.BlockText:
-					text = append(text, b.Text)
-				case events.BlockImage:
-					if b.Data == "" {
-						return nil, stream.Invalid("%s: messages[%d]: content[%d]: image has no inline data (blob %s must be resolved before the call)", c.name, i, j, b.Blob)
-					}
-					images = append(images, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(b)}))
-				}
-			}
-			body := strings.Join(text, "\n")
-			if body == "" && len(images) > 0 {
-				body = "(see the attached image)"
+			body, images, err := resultParts(c.name, i, m, chatImage)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, openai.ToolMessage(body, chatID(m.ToolCallID)))
 			// A tool message carries only text: images follow as a user
 			// message.
 			if len(images) > 0 {
-				parts := append([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("Image from the result of tool call " + m.ToolCallID + ":")}, images...)
-				out = append(out, openai.UserMessage(parts))
+				out = append(out, openai.UserMessage(imagesFrom(m, images, openai.TextContentPart)))
 			}
 		default:
 			return nil, stream.Invalid("%s: messages[%d]: role %q cannot be sent to a model (want user, assistant or toolResult)", c.name, i, m.Role)
@@ -183,22 +165,6 @@ func (c *Chat) messages(req *llm.Request) ([]openai.ChatCompletionMessageParamUn
 	return out, nil
 }
 
-func userParts(blocks []events.Block) ([]openai.ChatCompletionContentPartUnionParam, string) {
-	var parts []openai.ChatCompletionContentPartUnionParam
-	for j, b := range blocks {
-		switch b.Type {
-		case events.BlockText:
-			if b.Text != "" {
-				parts = append(parts, openai.TextContentPart(b.Text))
-			}
-		case events.BlockImage:
-			if b.Data == "" {
-				return nil, "content[" + itoa(j) + "]: image has no inline data (blob " + b.Blob + " must be resolved before the call)"
-			}
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(b)}))
-		default:
-			return nil, "content[" + itoa(j) + "]: block type " + b.Type + " cannot be sent in a user message"
-		}
-	}
-	return parts, ""
+func chatImage(b events.Block) openai.ChatCompletionContentPartUnionParam {
+	return openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(b)})
 }

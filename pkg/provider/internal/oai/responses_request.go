@@ -72,24 +72,12 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 	for i, m := range req.Messages {
 		switch m.Role {
 		case events.RoleUser:
-			var parts responses.ResponseInputMessageContentListParam
-			for j, b := range m.Content.Blocks {
-				switch b.Type {
-				case events.BlockText:
-					if b.Text != "" {
-						parts = append(parts, responses.ResponseInputContentParamOfInputText(b.Text))
-					}
-				case events.BlockImage:
-					if b.Data == "" {
-						return nil, stream.Invalid("%s: messages[%d]: content[%d]: image has no inline data (blob %s must be resolved before the call)", r.name, i, j, b.Blob)
-					}
-					parts = append(parts, inputImage(b))
-				default:
-					return nil, stream.Invalid("%s: messages[%d]: content[%d]: block type %s cannot be sent in a user message", r.name, i, j, b.Type)
-				}
+			parts, err := userParts(r.name, i, m.Content.Blocks, responses.ResponseInputContentParamOfInputText, inputImage)
+			if err != nil {
+				return nil, err
 			}
 			if len(parts) > 0 {
-				out = append(out, responses.ResponseInputItemParamOfMessage(parts, responses.EasyInputMessageRoleUser))
+				out = append(out, responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam(parts), responses.EasyInputMessageRoleUser))
 			}
 		case events.RoleAssistant:
 			sameModel := m.API == APIResponses && m.Provider == req.Model.Provider && m.Model == req.Model.ID
@@ -113,12 +101,8 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 						out = append(out, responses.ResponseInputItemParamOfMessage(b.Text, responses.EasyInputMessageRoleAssistant))
 					}
 				case events.BlockToolCall:
-					args := string(b.Arguments)
-					if args == "" {
-						args = "{}"
-					}
 					callID, itemID := splitID(b.ID)
-					item := responses.ResponseInputItemParamOfFunctionCall(args, callID, b.Name)
+					item := responses.ResponseInputItemParamOfFunctionCall(toolArgs(b), callID, b.Name)
 					if sameModel && itemID != "" {
 						item.OfFunctionCall.ID = openai.String(itemID)
 					}
@@ -126,29 +110,16 @@ func (r *Responses) input(req *llm.Request) (responses.ResponseInputParam, *llm.
 				}
 			}
 		case events.RoleToolResult:
-			var text []string
-			var images responses.ResponseInputMessageContentListParam
-			for j, b := range m.Content.Blocks {
-				switch b.Type {
-				case events.BlockText:
-					text = append(text, b.Text)
-				case events.BlockImage:
-					if b.Data == "" {
-						return nil, stream.Invalid("%s: messages[%d]: content[%d]: image has no inline data (blob %s must be resolved before the call)", r.name, i, j, b.Blob)
-					}
-					images = append(images, inputImage(b))
-				}
-			}
-			body := strings.Join(text, "\n")
-			if body == "" && len(images) > 0 {
-				body = "(see the attached image)"
+			body, images, err := resultParts(r.name, i, m, inputImage)
+			if err != nil {
+				return nil, err
 			}
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(body)
 			callID, _ := splitID(m.ToolCallID)
 			item.OfFunctionCallOutput.CallID = openai.String(callID)
 			out = append(out, item)
 			if len(images) > 0 {
-				parts := append(responses.ResponseInputMessageContentListParam{responses.ResponseInputContentParamOfInputText("Image from the result of tool call " + m.ToolCallID + ":")}, images...)
+				parts := responses.ResponseInputMessageContentListParam(imagesFrom(m, images, responses.ResponseInputContentParamOfInputText))
 				out = append(out, responses.ResponseInputItemParamOfMessage(parts, responses.EasyInputMessageRoleUser))
 			}
 		default:

@@ -85,3 +85,17 @@ func RunAbort(t *testing.T, body string, req *llm.Request, newProvider func(t te
 	}
 	return d.List, r.msg, r.err
 }
+
+// Bench streams req from p for each b.Loop iteration, fails unless each
+// stream ends in one content block, and reports the time per delta.
+func Bench(b *testing.B, p llm.Provider, req *llm.Request) {
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		msg, err := p.Stream(context.Background(), req, func(events.Delta) { n++ })
+		if err != nil || len(msg.Content.Blocks) != 1 {
+			b.Fatalf("%v %+v", err, msg)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/delta")
+}

@@ -1,7 +1,9 @@
 // Package ssetest replays recorded server-sent-event transcripts from an
 // httptest server, for the provider tests: whole streams, error statuses,
 // a connection cut mid-stream, and a stream that hangs after its first part
-// until the client goes away (for aborts).
+// until the client goes away (for aborts). [Run], [RunAbort] and [Bench] drive
+// a provider through them; [Text], [Think], [Args] and [Call] build what the
+// cases expect.
 //
 // # Concurrency
 //
@@ -190,3 +192,23 @@ func js(v any) string {
 
 // JSON is the compact JSON of v, for building expectations.
 func JSON(v any) string { return js(v) }
+
+// Text is a text delta of content block i.
+func Text(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaText, ContentIndex: i, Delta: s}
+}
+
+// Think is a thinking delta of content block i.
+func Think(i int, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaThinking, ContentIndex: i, Delta: s}
+}
+
+// Args is a tool-call arguments delta of content block i, call id and tool name.
+func Args(i int, id, name, s string) events.Delta {
+	return events.Delta{Kind: events.DeltaToolCall, ContentIndex: i, Delta: s, ToolCallID: id, ToolName: name}
+}
+
+// Call is a tool-call block with arguments a.
+func Call(id, name, a string) events.Block {
+	return events.Block{Type: events.BlockToolCall, ID: id, Name: name, Arguments: json.RawMessage(a)}
+}
