@@ -67,7 +67,9 @@ func newGatewayCmd(e *env) *cobra.Command {
 		}
 		reg := telemetry.NewRegistry()
 		g, err := gateway.New(gateway.Config{JetStream: js, Log: sl, Addr: *addr, Queries: queries, WorkspaceRoot: wsRoot, Logger: log,
-			Registerer: reg, Gatherer: reg, BootstrapAdminKey: adminKey, OIDC: oidcCfg})
+			Registerer: reg, Gatherer: reg, BootstrapAdminKey: adminKey, OIDC: oidcCfg,
+			ImportRefused: "import is not available through a standalone gateway: its NATS user may not write session logs; " +
+				"import as an operator: cairn import --nats URL --creds ADMIN_SEED FILE"})
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,11 @@ type Config struct {
 	// Log is the session log, read for contexts and exports and written by
 	// imports. Nil: those routes answer 503.
 	Log session.Log
+	// ImportRefused, when set, is why this gateway cannot import sessions:
+	// a standalone gateway's NATS user may not write session logs (only
+	// orchestrators do), so POST /v1/import answers 501 with this reason at
+	// once instead of failing on a permission violation.
+	ImportRefused string
 	// WorkspaceRoot is the root of session workspaces, as the toolrunners
 	// have it (--workspace-root): a create whose workspace is outside it is
 	// refused at once (pkg/workspace). Empty: the gateway checks only

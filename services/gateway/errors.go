@@ -7,13 +7,14 @@ import (
 
 // Error codes of the API's error body.
 const (
-	codeInvalid     = "invalid_request"
-	codeNotFound    = "not_found"
-	codeRejected    = "rejected"
-	codeUnavailable = "unavailable"
-	codeTimeout     = "timeout"
-	codeInternal    = "internal"
-	codeTooLarge    = "too_large"
+	codeInvalid        = "invalid_request"
+	codeNotFound       = "not_found"
+	codeRejected       = "rejected"
+	codeUnavailable    = "unavailable"
+	codeTimeout        = "timeout"
+	codeInternal       = "internal"
+	codeNotImplemented = "not_implemented"
+	codeTooLarge       = "too_large"
 )
 
 type apiError struct {

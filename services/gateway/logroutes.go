@@ -122,6 +122,10 @@ func (g *Gateway) importSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the session log is not configured on this gateway")
 		return
 	}
+	if g.cfg.ImportRefused != "" {
+		writeError(w, http.StatusNotImplemented, codeNotImplemented, g.cfg.ImportRefused)
+		return
+	}
 	body, ok := g.readBody(w, r)
 	if !ok {
 		return

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -72,5 +73,29 @@ func TestContextExportImport(t *testing.T) {
 	}
 	if code, out := f.do(t, "POST", "/v1/import", "not json\n"); code != 400 || !strings.Contains(errMsg(out), "pi file: line 1") {
 		t.Fatalf("bad import = %d %v", code, out)
+	}
+}
+
+// A gateway that may not write session logs (a standalone gateway's NATS
+// user) refuses an import at once, naming why and the way that works, and
+// writes nothing.
+func TestImportRefusedWhereTheGatewayCannotWrite(t *testing.T) {
+	const why = "import is not available through a standalone gateway"
+	f := newFixture(t, func(c *Config) {
+		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Log = l
+		c.ImportRefused = why
+	})
+	pi := `{"type":"session","version":3,"id":"imp1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"imp1"}` + "\n"
+	code, out := f.do(t, "POST", "/v1/import", pi)
+	e, _ := out["error"].(map[string]any)
+	if code != http.StatusNotImplemented || e["code"] != "not_implemented" || e["message"] != why {
+		t.Fatalf("import = %d %v, want 501 not_implemented naming why", code, out)
+	}
+	if code, _ := f.do(t, "GET", "/v1/sessions/imp1/records", ""); code != 404 {
+		t.Fatalf("the refused import wrote a session: records = %d", code)
 	}
 }
