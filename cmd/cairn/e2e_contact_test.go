@@ -97,7 +97,7 @@ func TestE2EAbsoluteWorkspaceInsideTheRoot(t *testing.T) {
 	}
 	defer nc.Close()
 	cmd, _ := json.Marshal(events.Command{V: events.SchemaVersion, ID: "c-out", Type: events.CmdCreate, SessionID: "w3", Workspace: "/etc"})
-	if err := nc.Publish(events.Names{}.CommandSubject("w3"), cmd); err != nil {
+	if err := nc.Publish(events.Names{}.CommandSubject(events.DefaultRef("w3")), cmd); err != nil {
 		t.Fatal(err)
 	}
 	pollUntil(t, "the refused create reported", func() (bool, string) {

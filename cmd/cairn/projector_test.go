@@ -37,7 +37,7 @@ func publishSession(t *testing.T, js jetstream.JetStream, sid string, t0 time.Ti
 		if err != nil {
 			t.Fatal(err)
 		}
-		ack, err := js.Publish(ctx, events.Names{}.SessionSubject(sid), b)
+		ack, err := js.Publish(ctx, events.Names{}.SessionSubject(events.DefaultRef(sid)), b)
 		if err != nil {
 			t.Fatal(err)
 		}

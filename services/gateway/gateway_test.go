@@ -178,7 +178,7 @@ func fakeOrchestrator(t *testing.T, f *fixture) {
 				Timestamp: events.FormatTime(time.Now()), Reason: "session is busy", Code: "busy"}
 		}
 		data, _ := json.Marshal(e)
-		if _, err := f.js.Publish(ctx, f.n.SessionSubject(cmd.SessionID), data); err != nil && ctx.Err() == nil {
+		if _, err := f.js.Publish(ctx, f.n.SessionSubject(events.DefaultRef(cmd.SessionID)), data); err != nil && ctx.Err() == nil {
 			t.Errorf("append: %v", err)
 		}
 	})
@@ -241,7 +241,7 @@ func readSSE(t *testing.T, body io.Reader, n int) []sseEvent {
 func publishEvent(t *testing.T, f *fixture, sid string, i int) {
 	t.Helper()
 	data, _ := events.Event{Type: events.EvTurnStart, SessionID: sid, Seq: uint64(i)}.Encode()
-	if _, err := f.js.Publish(context.Background(), f.n.EventSubject(sid), data); err != nil {
+	if _, err := f.js.Publish(context.Background(), f.n.EventSubject(events.DefaultRef(sid)), data); err != nil {
 		t.Fatal(err)
 	}
 }

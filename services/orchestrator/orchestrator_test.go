@@ -103,7 +103,7 @@ func (p *platform) send(cmd events.Command) {
 	p.t.Helper()
 	cmd.V = events.SchemaVersion
 	data, _ := json.Marshal(cmd)
-	msg := nats.NewMsg(p.n.CommandSubject(cmd.SessionID))
+	msg := nats.NewMsg(p.n.CommandSubject(events.DefaultRef(cmd.SessionID)))
 	msg.Data = data
 	msg.Header.Set(events.HeaderMsgID, cmd.ID)
 	if _, err := p.js.PublishMsg(context.Background(), msg); err != nil {
@@ -116,7 +116,7 @@ func (p *platform) waitLog(sid, what string, cond func([]events.Entry) bool) []e
 	p.t.Helper()
 	var es []events.Entry
 	kittest.Eventually(p.t, 30*time.Second, what, func() error {
-		recs, err := p.log.Read(context.Background(), sid, 0)
+		recs, err := p.log.Read(context.Background(), events.DefaultRef(sid), 0)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 }
 
 func mustRecords(t *testing.T, p *platform, sid string) []session.Record {
-	recs, err := p.log.Read(context.Background(), sid, 0)
+	recs, err := p.log.Read(context.Background(), events.DefaultRef(sid), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 // through stamps: the actor pushes the command id under the kind of entry that
 // will apply it, and the next such entry takes it, in order.
 type store struct {
-	sid string
+	sid string // the session id: entry ids are unique within the session
 	// applied is called, outside the lock, after an entry naming a command
 	// is durable.
 	applied func(commandID string)

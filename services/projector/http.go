@@ -61,12 +61,16 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	tenant, err := tenantOf(r)
+	if err != nil {
+		return err
+	}
 	db, done, err := p.live.acquire(r.Context())
 	if err != nil {
 		return err
 	}
 	defer done()
-	list, next, err := db.Sessions(limit, cursor)
+	list, next, err := db.Sessions(tenant, limit, cursor)
 	if err != nil {
 		return err
 	}
@@ -184,7 +188,7 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 
 // resolveAfter turns `after` into a stream sequence: an entry id of the
 // session if there is one by that name, else a decimal stream sequence.
-func resolveAfter(db *store.DB, sid, after string) (uint64, error) {
+func resolveAfter(db *store.DB, sid events.SessionRef, after string) (uint64, error) {
 	if after == "" {
 		return 0, nil
 	}
@@ -225,6 +229,10 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	var err error
+	if f.Tenant, err = tenantOf(r); err != nil {
+		return err
+	}
 	db, done, err := p.live.acquire(r.Context())
 	if err != nil {
 		return err
@@ -250,6 +258,10 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	var err error
+	if f.Tenant, err = tenantOf(r); err != nil {
+		return err
+	}
 	db, done, err := p.live.acquire(r.Context())
 	if err != nil {
 		return err
@@ -267,12 +279,32 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func sessionID(r *http.Request) (string, error) {
+// sessionID is the session the request's path names, in the request's
+// tenant: another tenant's session of that id is not it, so every route
+// answers it as missing.
+func sessionID(r *http.Request) (events.SessionRef, error) {
+	t, err := tenantOf(r)
+	if err != nil {
+		return events.SessionRef{}, err
+	}
 	sid := r.PathValue("id")
 	if err := events.ValidateSessionID(sid); err != nil {
-		return "", &paramError{"id", err.Error()}
+		return events.SessionRef{}, &paramError{"id", err.Error()}
 	}
-	return sid, nil
+	return events.SessionRef{Tenant: t, ID: sid}, nil
+}
+
+// tenantOf is the tenant a query reads: the [events.HeaderTenant] the
+// gateway set (absent: the default tenant).
+func tenantOf(r *http.Request) (string, error) {
+	t := r.Header.Get(events.HeaderTenant)
+	if t == "" {
+		return events.DefaultTenant, nil
+	}
+	if err := events.ValidateTenant(t); err != nil {
+		return "", &paramError{events.HeaderTenant, err.Error()}
+	}
+	return t, nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

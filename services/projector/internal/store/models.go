@@ -1,5 +1,7 @@
 package store
 
+import "github.com/cairn-agents/cairn/pkg/events"
+
 // Session statuses (DESIGN §4): what the API reports.
 const (
 	StatusIdle    = "idle"
@@ -91,6 +93,7 @@ type Node struct {
 
 // ToolCall is the audit record of one tool call (key tc/<sid>/<call id>).
 type ToolCall struct {
+	Tenant     string `json:"tenant"`
 	Session    string `json:"session"`
 	ID         string `json:"id"`
 	Tool       string `json:"tool"`
@@ -108,6 +111,7 @@ type ToolCall struct {
 
 // Usage sums the model calls of one model on one day (key u/<day>/<model>).
 type Usage struct {
+	Tenant string  `json:"tenant"`
 	Day    string  `json:"day"`
 	Model  string  `json:"model"`
 	Calls  int64   `json:"calls"`
@@ -121,3 +125,9 @@ type Bad struct {
 	Subject string `json:"subject"`
 	Reason  string `json:"reason"`
 }
+
+// ref is the session s summarises.
+func (s *Summary) ref() events.SessionRef { return events.SessionRef{Tenant: s.Tenant, ID: s.ID} }
+
+// ref is the session c belongs to.
+func (c *ToolCall) ref() events.SessionRef { return events.SessionRef{Tenant: c.Tenant, ID: c.Session} }

@@ -95,7 +95,7 @@ func TestTreeNodesCarryPreviews(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := db.Tree("s1")
+	tree, err := db.Tree(events.DefaultRef("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}

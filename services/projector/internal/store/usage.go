@@ -3,6 +3,7 @@ package store
 // UsageFilter selects usage rows. Days are YYYY-MM-DD (UTC), inclusive; ""
 // does not bound.
 type UsageFilter struct {
+	Tenant       string // required: rows of this tenant only
 	Since, Until string
 	Model        string
 }
@@ -14,10 +15,11 @@ const maxUsageRows = 100000
 // order, and their total. truncated reports that more rows matched than one
 // answer holds.
 func (d *DB) Usage(f UsageFilter) (rows []Usage, total Usage, truncated bool, err error) {
-	lower := []byte(pUsage + f.Since)
-	upper := prefixEnd(pUsage)
+	prefix := usagePrefix(f.Tenant)
+	lower := []byte(prefix + f.Since)
+	upper := prefixEnd(prefix)
 	if f.Until != "" {
-		upper = prefixEnd(pUsage + f.Until + "/")
+		upper = prefixEnd(prefix + f.Until + "/")
 	}
 	r := d.read()
 	defer r.close()
