@@ -198,6 +198,14 @@ func (n Names) LegacyPerSession() map[string]string {
 	}
 }
 
+// LegacyStoredCommands is the subject transform destination of
+// [Names.CommandsStream] in the layout before tenants (one token after the
+// partition), which `cairn provision --migrate` replaces with
+// [Names.StoredCommands].
+func (n Names) LegacyStoredCommands(partitions int) string {
+	return n.p() + ".cmd.{{partition(" + strconv.Itoa(partitions) + ",1)}}.{{wildcard(1)}}"
+}
+
 // SessionOf returns the session at the end of a per-session subject such
 // as cairn.session.<tenant>.<sid> (its last two tokens after at least the
 // prefix and the kind), and false if subject has no valid one: a subject

@@ -278,7 +278,7 @@ func TestReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs = append(msgs, synth.Msg{Subject: "cairn.session.r1", Data: b})
+		msgs = append(msgs, synth.Msg{Subject: "cairn.session.default.r1", Data: b})
 		if i == 1 { // another session in between
 			msgs = append(msgs, synth.Log(1, 1, 1)[0])
 		}

@@ -1,8 +1,8 @@
 package projector
 
 import (
-	"github.com/cairn-agents/cairn/pkg/events"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"net/http"
 	"net/http/httptest"
 	"net/url"

@@ -82,7 +82,7 @@ func TestTreeNodesCarryPreviews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Apply(seq, "cairn.session.s1", b); err != nil {
+		if _, err := w.Apply(seq, "cairn.session.default.s1", b); err != nil {
 			t.Fatal(err)
 		}
 	}
