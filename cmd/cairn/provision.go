@@ -23,7 +23,7 @@ per object (created, updated with what changed, or unchanged), then waits
 until every stream has a leader. Refuses, changing nothing, when an existing
 stream differs in a setting that cannot change in place (storage, retention,
 partitions), and when it holds sessions of the layout before tenants
-(cairn.session.<sid>): --migrate copies those to the default tenant and moves
+(cairn.session.<sid>, one token): --migrate copies those to the default tenant and moves
 the command stream to the tenant layout (stop the orchestrators first; see
 docs/tenancy.md). The leases bucket's TTL and the consumers' AckWait are kept:
 the services set them at start.`,

@@ -108,8 +108,8 @@ func TestCreateStoresCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream stores it under its partition: cairn.cmd.<p>.s1.
-	m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*.s1")
+	// The stream stores it under its partition: cairn.cmd.<p>.<tenant>.s1.
+	m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*.default.s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestCreateStoresCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Type != events.CmdCreate || cmd.SessionID != "s1" || cmd.Model != "scripted/demo" || m.Header.Get(events.HeaderMsgID) != cmd.ID {
+	if cmd.Type != events.CmdCreate || cmd.SessionID != "s1" || cmd.Model != "scripted/demo" || m.Header.Get(events.HeaderMsgID) != events.CommandMsgID(events.DefaultTenant, cmd.ID) {
 		t.Fatalf("stored command %+v, header %v", cmd, m.Header)
 	}
 }

@@ -36,7 +36,7 @@ func TestQueriesAreTenantScoped(t *testing.T) {
 		apply(tenant, events.Entry{Type: events.EntrySession, Version: 3, ID: "s1", Tenant: tenant, Model: "scripted/" + tenant})
 		apply(tenant, events.Entry{Type: events.EntryMessage, ID: "u1", Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("hi")}})
 		apply(tenant, events.Entry{Type: events.EntryMessage, ID: "a1", ParentID: &parent, Message: &events.Message{Role: events.RoleAssistant,
-			Content: events.Content{Blocks: []events.Block{{Type: "toolCall", ID: "t1", Name: tenant + "-tool", Arguments: []byte(`{}`)}}},
+			Content:  events.Content{Blocks: []events.Block{{Type: "toolCall", ID: "t1", Name: tenant + "-tool", Arguments: []byte(`{}`)}}},
 			Provider: "scripted", Model: tenant, Usage: &events.Usage{Input: 10, TotalTokens: 10}, StopReason: events.StopToolUse}})
 	}
 	if err := w.Commit(); err != nil {
