@@ -119,7 +119,7 @@ func TestProjectorCommands(t *testing.T) {
 		t.Fatalf("rebuild: %d\n%s\nwant the live dump:\n%s\nstderr: %s", c, rebuilt, dump, errOut)
 	}
 	c, keys, _ := runCairn(t, "projector", "dump", "--data", data, "--keys")
-	if c != 0 || !strings.Contains(keys, `"s/a1" `) || !strings.HasSuffix(keys, dump) {
+	if c != 0 || !strings.Contains(keys, `"s/default.a1" `) || !strings.HasSuffix(keys, dump) {
 		t.Fatalf("dump --keys: %d\n%s", c, keys)
 	}
 
