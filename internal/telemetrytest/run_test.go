@@ -213,10 +213,10 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 	n := events.Names{}
 	srv, nc, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: 4})
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "s1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "default", "s1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "s1", toolContent), []byte("hi"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "default", "s1", toolContent), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 

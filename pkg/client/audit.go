@@ -23,6 +23,7 @@ const (
 
 // ToolCall is the audit record of one tool call.
 type ToolCall struct {
+	Tenant     string `json:"tenant,omitempty"` // the session's tenant
 	Session    string `json:"session"`
 	ID         string `json:"id"`
 	Tool       string `json:"tool"`

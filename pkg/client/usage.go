@@ -7,8 +7,9 @@ import (
 
 // Usage sums the model calls of one model on one UTC day.
 type Usage struct {
-	Day    string  `json:"day"`   // YYYY-MM-DD; "" in a total
-	Model  string  `json:"model"` // provider/model; "" in a total
+	Tenant string  `json:"tenant,omitempty"` // the rows' tenant; "" in a total
+	Day    string  `json:"day"`              // YYYY-MM-DD; "" in a total
+	Model  string  `json:"model"`            // provider/model; "" in a total
 	Calls  int64   `json:"calls"`
 	Tokens Tokens  `json:"tokens"`
 	Cost   float64 `json:"cost"`

@@ -111,7 +111,7 @@ type ToolCall struct {
 
 // Usage sums the model calls of one model on one day (key u/<day>/<model>).
 type Usage struct {
-	Tenant string  `json:"tenant"`
+	Tenant string  `json:"tenant,omitempty"` // "" in a total
 	Day    string  `json:"day"`
 	Model  string  `json:"model"`
 	Calls  int64   `json:"calls"`
