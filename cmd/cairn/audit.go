@@ -47,8 +47,12 @@ snapshot or read model) and every session is one the read model lists; with
 			}
 			defer closeLog()
 			if ids == nil {
-				if ids, err = l.Sessions(ctx); err != nil {
+				refs, err := l.Sessions(ctx)
+				if err != nil {
 					return err
+				}
+				for _, r := range refs {
+					ids = append(ids, cliSession(r))
 				}
 			}
 			verify = func(sid string) (client.Verification, error) { return verifyFromNATS(ctx, l, sid) }
@@ -127,7 +131,11 @@ func listAll(ctx context.Context, cl *client.Client) ([]string, error) {
 // verifyFromNATS reads sid from the stream itself (not a snapshot) and
 // checks it as the gateway path does.
 func verifyFromNATS(ctx context.Context, l *session.JetStreamLog, sid string) (client.Verification, error) {
-	recs, err := l.ReadStream(ctx, sid)
+	ref, err := parseCLISession(sid)
+	if err != nil {
+		return client.Verification{}, err
+	}
+	recs, err := l.ReadStream(ctx, ref)
 	if errors.Is(err, session.ErrCorrupt) {
 		return client.Verification{Session: sid, Problems: []client.Problem{{Kind: client.ProblemCorrupt, Detail: err.Error()}}}, nil
 	}

@@ -205,9 +205,9 @@ func runBench(ctx context.Context, w io.Writer, n, m int, latency, ramp time.Dur
 	send := func(cmd events.Command) error {
 		cmd.V = events.SchemaVersion
 		data, _ := json.Marshal(cmd)
-		msg := nats.NewMsg(events.Names{}.CommandSubject(cmd.SessionID))
+		msg := nats.NewMsg(events.Names{}.CommandSubject(events.DefaultRef(cmd.SessionID)))
 		msg.Data = data
-		msg.Header.Set(events.HeaderMsgID, cmd.ID)
+		msg.Header.Set(events.HeaderMsgID, events.CommandMsgID(events.DefaultTenant, cmd.ID))
 		_, err := js.PublishMsg(ctx, msg)
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 // subject) without decoding it: an event's envelope starts with its schema
 // version and its type, before any nested "type" member.
 func eventTypeOf(msg *nats.Msg) (ev struct{ Type, SessionID string }, ok bool) {
-	sid, ok := strings.CutPrefix(msg.Subject, events.Names{}.EventSubject(""))
+	sid, ok := strings.CutPrefix(msg.Subject, events.Names{}.EventSubject(events.DefaultRef("")))
 	if !ok {
 		return ev, false
 	}

@@ -80,7 +80,7 @@ func (p *compactPlatform) send(cmd events.Command) {
 	p.t.Helper()
 	cmd.V = events.SchemaVersion
 	data, _ := json.Marshal(cmd)
-	msg := nats.NewMsg(events.Names{}.CommandSubject(cmd.SessionID))
+	msg := nats.NewMsg(events.Names{}.CommandSubject(events.DefaultRef(cmd.SessionID)))
 	msg.Data = data
 	msg.Header.Set(events.HeaderMsgID, cmd.ID)
 	if _, err := p.js.PublishMsg(context.Background(), msg); err != nil {
@@ -93,7 +93,7 @@ func (p *compactPlatform) waitLog(sid, what string, cond func([]events.Entry) bo
 	p.t.Helper()
 	var es []events.Entry
 	kittest.Eventually(p.t, 30*time.Second, what, func() bool {
-		recs, err := p.log.Read(context.Background(), sid, 0)
+		recs, err := p.log.Read(context.Background(), events.DefaultRef(sid), 0)
 		if err != nil || len(recs) == 0 {
 			return false
 		}

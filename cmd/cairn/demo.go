@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"io"
 	"log/slog"
 	"os"
@@ -136,7 +137,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 		return err
 	}
 	for _, id := range ids {
-		recs, err := log.Read(ctx, id, 0)
+		recs, err := log.Read(ctx, events.DefaultRef(id), 0)
 		if err != nil {
 			return err
 		}
@@ -147,7 +148,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 	}
 
 	fmt.Fprintf(w, "\n== The tree of %s, from its log\n", ids[0])
-	s, err := session.Load(ctx, log, ids[0])
+	s, err := session.Load(ctx, log, events.DefaultRef(ids[0]))
 	if err != nil {
 		return err
 	}

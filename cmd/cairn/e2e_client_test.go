@@ -212,7 +212,7 @@ func TestE2EAuditVerifyThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, "cairn.session.co")
+	m, err := st.GetLastMsgForSubject(ctx, "cairn.session.default.co")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestE2EAuditVerifyThroughTheGateway(t *testing.T) {
 		t.Fatalf("audit verify co after a removal: exit %d %s", code, out)
 	}
 	// Bytes that are no entry.
-	if _, err := js.Publish(ctx, "cairn.session.br", []byte(`{"type":"message"`)); err != nil {
+	if _, err := js.Publish(ctx, "cairn.session.default.br", []byte(`{"type":"message"`)); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ := u.cli(t, "audit", "verify", "br"); code != 1 || !strings.Contains(out, "FAIL br") || !strings.Contains(out, "corrupt") {

@@ -56,7 +56,7 @@ func errorMessage(out map[string]any) string {
 func TestE2EAbsoluteWorkspaceInsideTheRoot(t *testing.T) {
 	u := startUp(t)
 	root := filepath.Join(u.data, "workspaces")
-	proj := filepath.Join(root, "proj")
+	proj := filepath.Join(root, "default", "proj") // the default tenant's root
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestE2EAbsoluteWorkspaceInsideTheRoot(t *testing.T) {
 
 	// Outside the root: the gateway knows the root and refuses at once.
 	code, resp := u.call(t, "POST", "/v1/sessions?wait=applied", fmt.Sprintf(`{"id":"w2","workspace":%q}`, t.TempDir()))
-	if code != 400 || !strings.Contains(errorMessage(resp), "workspace:") || !strings.Contains(errorMessage(resp), "outside the workspace root") {
+	if code != 400 || !strings.Contains(errorMessage(resp), "workspace:") || !strings.Contains(errorMessage(resp), "outside the tenant's workspace root") {
 		t.Fatalf("create outside the root = %d %v", code, resp)
 	}
 
@@ -99,14 +99,14 @@ func TestE2EAbsoluteWorkspaceInsideTheRoot(t *testing.T) {
 	}
 	defer nc.Close()
 	cmd, _ := json.Marshal(events.Command{V: events.SchemaVersion, ID: "c-out", Type: events.CmdCreate, SessionID: "w3", Workspace: "/etc"})
-	if err := nc.Publish(events.Names{}.CommandSubject("w3"), cmd); err != nil {
+	if err := nc.Publish(events.Names{}.CommandSubject(events.DefaultRef("w3")), cmd); err != nil {
 		t.Fatal(err)
 	}
 	pollUntil(t, "the refused create reported", func() (bool, string) {
 		code, st := u.call(t, "GET", "/v1/sessions/w3/commands/c-out", "")
 		reason, _ := st["reason"].(string)
 		return code == 200 && st["state"] == "rejected" && st["code"] == "invalid" &&
-			strings.Contains(reason, `workspace: "/etc" is outside the workspace root`), fmt.Sprint(code, st)
+			strings.Contains(reason, `workspace: "/etc" is outside the tenant's workspace root`), fmt.Sprint(code, st)
 	})
 
 	// A create the orchestrator refuses, through the gateway: 409 with the
@@ -167,7 +167,10 @@ func TestE2ENeverIdleWhileARetryBacksOff(t *testing.T) {
 // reason, and nothing else reaches the log.
 func TestE2EBadRequestsAreRefusedWithTheirReason(t *testing.T) {
 	u := startUp(t)
-	root := filepath.Join(u.data, "workspaces")
+	root := filepath.Join(u.data, "workspaces", "default") // the default tenant's root
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(t.TempDir(), filepath.Join(root, "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +189,8 @@ func TestE2EBadRequestsAreRefusedWithTheirReason(t *testing.T) {
 		{"two JSON values", "/v1/sessions", `{"id":"x1"} {"id":"x2"}`, 400, "one JSON object expected"},
 		{"unknown field", "/v1/sessions", `{"colour":"blue"}`, 400, `unknown field "colour"`},
 		{"wrong type", "/v1/sessions", `{"id":5}`, 400, "id: must be a string"},
-		{"workspace outside the root", "/v1/sessions", `{"workspace":"/etc"}`, 400, `workspace: "/etc" is outside the workspace root`},
-		{"workspace with ..", "/v1/sessions", `{"workspace":"../elsewhere"}`, 400, `workspace: "../elsewhere" is outside the workspace root`},
+		{"workspace outside the root", "/v1/sessions", `{"workspace":"/etc"}`, 400, `workspace: "/etc" is outside the tenant's workspace root`},
+		{"workspace with ..", "/v1/sessions", `{"workspace":"../elsewhere"}`, 400, `workspace: "../elsewhere" is outside the tenant's workspace root`},
 		{"workspace through a symlink out", "/v1/sessions", `{"workspace":"out/deeper"}`, 400, "workspace: \"out/deeper\" leads through a symlink"},
 		{"model not provider/model", "/v1/sessions", `{"model":"gpt"}`, 400, "model: must be provider/model"},
 		{"unknown model", "/v1/sessions", `{"model":"nope/x"}`, 400, `model: "nope/x" cannot be used`},

@@ -73,7 +73,7 @@ named with its line before anything is sent.`,
 					return fmt.Errorf("import %s: entry %d (%s): %w", header.ID, i+1, en.ID, err)
 				}
 			}
-			if err := l.WriteSnapshot(ctx, s.ID(), s.Records()); err != nil {
+			if err := l.WriteSnapshot(ctx, s.Ref(), s.Records()); err != nil {
 				return fmt.Errorf("import %s: snapshot: %w", s.ID(), err)
 			}
 			fmt.Fprintf(e.stdout, "%s\n", s.ID())

@@ -185,7 +185,7 @@ func TestLogTreeAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, "cairn.session.co")
+	m, err := st.GetLastMsgForSubject(ctx, "cairn.session.default.co")
 	if err != nil {
 		t.Fatal(err)
 	}

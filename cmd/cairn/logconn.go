@@ -95,7 +95,12 @@ func (f *logFlags) load(ctx context.Context, sid string) (*session.Session, func
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := session.Load(ctx, l, sid)
+	ref, err := parseCLISession(sid)
+	if err != nil {
+		closeLog()
+		return nil, nil, err
+	}
+	s, err := session.Load(ctx, l, ref)
 	if err != nil {
 		closeLog()
 		return nil, nil, fmt.Errorf("load session %s: %w", sid, err)

@@ -228,7 +228,7 @@ func TestPiParityOverTheAPI(t *testing.T) {
 		js, _ := jetstream.New(nc)
 		cmd := events.Command{V: events.SchemaVersion, ID: "st-dup", SessionID: "tools1", Type: events.CmdSetTools, Tools: []string{"ls", "bash", "ls"}}
 		data, _ := json.Marshal(cmd)
-		msg := nats.NewMsg(events.Names{}.CommandSubject("tools1"))
+		msg := nats.NewMsg(events.Names{}.CommandSubject(events.DefaultRef("tools1")))
 		msg.Data = data
 		msg.Header.Set(events.HeaderMsgID, cmd.ID)
 		if _, err := js.PublishMsg(context.Background(), msg); err != nil {

@@ -37,7 +37,7 @@ func publishSession(t *testing.T, js jetstream.JetStream, sid string, t0 time.Ti
 		if err != nil {
 			t.Fatal(err)
 		}
-		ack, err := js.Publish(ctx, events.Names{}.SessionSubject(sid), b)
+		ack, err := js.Publish(ctx, events.Names{}.SessionSubject(events.DefaultRef(sid)), b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestProjectorCommands(t *testing.T) {
 		t.Fatalf("rebuild: %d\n%s\nwant the live dump:\n%s\nstderr: %s", c, rebuilt, dump, errOut)
 	}
 	c, keys, _ := runCairn(t, "projector", "dump", "--data", data, "--keys")
-	if c != 0 || !strings.Contains(keys, `"s/a1" `) || !strings.HasSuffix(keys, dump) {
+	if c != 0 || !strings.Contains(keys, `"s/default.a1" `) || !strings.HasSuffix(keys, dump) {
 		t.Fatalf("dump --keys: %d\n%s", c, keys)
 	}
 

@@ -22,7 +22,10 @@ with --replicas (services that started first create them R1). Prints one line
 per object (created, updated with what changed, or unchanged), then waits
 until every stream has a leader. Refuses, changing nothing, when an existing
 stream differs in a setting that cannot change in place (storage, retention,
-partitions). The leases bucket's TTL and the consumers' AckWait are kept:
+partitions), and when it holds sessions of the layout before tenants
+(cairn.session.<sid>, one token): --migrate copies those to the default tenant and moves
+the command stream to the tenant layout (stop the orchestrators first; see
+docs/tenancy.md). The leases bucket's TTL and the consumers' AckWait are kept:
 the services set them at start.
 
 On a cluster with authentication, connect as the admin (--creds admin.nk);
@@ -33,6 +36,7 @@ On a cluster with authentication, connect as the admin (--creds admin.nk);
 	natsURL := addNATSFlag(c)
 	replicas := c.Flags().Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
 	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools whose shared consumer to create, comma separated")
+	migrate := c.Flags().Bool("migrate", false, "move an installation of the layout before tenants to the tenant layout (its sessions become the default tenant's)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *replicas < 1 || *replicas > 5 {
 			return usagef("--replicas must be 1-5, got %d", *replicas)
@@ -47,7 +51,7 @@ On a cluster with authentication, connect as the admin (--creds admin.nk);
 			return err
 		}
 		defer nc.Close()
-		report, err := provision.Apply(cmd.Context(), js, events.Names{}, provision.Options{Replicas: *replicas, Pools: *pools})
+		report, err := provision.Apply(cmd.Context(), js, events.Names{}, provision.Options{Replicas: *replicas, Pools: *pools, Migrate: *migrate})
 		for _, ch := range report {
 			fmt.Fprintln(e.stdout, ch)
 		}

@@ -79,7 +79,11 @@ func replayFromNATS(cmd *cobra.Command, lf *logFlags, sid string, at client.Repl
 		return client.Replayed{}, err
 	}
 	defer closeConn()
-	r, err := projector.Replay(cmd.Context(), js, lf.prefix, sid, projector.ReplayPoint{Seq: at.Seq, Time: at.Time})
+	ref, err := parseCLISession(sid)
+	if err != nil {
+		return client.Replayed{}, err
+	}
+	r, err := projector.Replay(cmd.Context(), js, lf.prefix, ref, projector.ReplayPoint{Seq: at.Seq, Time: at.Time})
 	if err != nil {
 		return client.Replayed{}, err
 	}

@@ -30,7 +30,7 @@ func TestForecastServedOnTheBus(t *testing.T) {
 	}
 	defer func() { cancel(); _ = s.Wait() }()
 	results := make(chan toolbus.Result, 1)
-	stop, err := bus.ConsumeResults(ctx, "s1", func(r toolbus.Result) { results <- r })
+	stop, err := bus.ConsumeResults(ctx, events.DefaultRef("s1"), func(r toolbus.Result) { results <- r })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,9 @@ func ownedNames() map[string]bool {
 		names = append(names, b, events.ObjectStream(b))
 	}
 	names = append(names, n.Patterns().All()...)
+	for _, p := range n.LegacyPerSession() { // the layout before tenants
+		names = append(names, p)
+	}
 	set := map[string]bool{}
 	for _, s := range names {
 		set[s] = true

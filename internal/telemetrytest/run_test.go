@@ -232,10 +232,10 @@ func runVia(t *testing.T, content, all bool, via func(t *testing.T, gateway stri
 	n := events.Names{}
 	srv, nc, js := natstest.RunProvisioned(t, n, provision.Options{Partitions: 4})
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "s1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "default", "s1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "s1", toolContent), []byte("hi"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "default", "s1", toolContent), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -395,7 +395,7 @@ func send(t testing.TB, nc *nats.Conn, n events.Names, cmd events.Command) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := nats.NewMsg(n.CommandSubject(cmd.SessionID))
+	msg := nats.NewMsg(n.CommandSubject(events.DefaultRef(cmd.SessionID)))
 	msg.Data = data
 	msg.Header.Set(events.HeaderMsgID, cmd.ID)
 	js, err := jetstreamOf(nc)
@@ -412,7 +412,7 @@ func waitReply(t testing.TB, log session.Log, sid, want string) {
 	t.Helper()
 	last := ""
 	kittest.Eventually(t, 60*time.Second, fmt.Sprintf("reply %q", want), func() error {
-		if recs, err := log.Read(context.Background(), sid, 0); err == nil {
+		if recs, err := log.Read(context.Background(), events.DefaultRef(sid), 0); err == nil {
 			for _, r := range recs {
 				if m := r.Entry.Message; m != nil && m.Role == events.RoleAssistant {
 					last = m.Content.Text() + " " + m.ErrorMessage

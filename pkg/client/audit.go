@@ -23,6 +23,7 @@ const (
 
 // ToolCall is the audit record of one tool call.
 type ToolCall struct {
+	Tenant     string `json:"tenant,omitempty"` // the session's tenant
 	Session    string `json:"session"`
 	ID         string `json:"id"`
 	Tool       string `json:"tool"`
@@ -157,7 +158,7 @@ func Verify(sid string, recs []Record) Verification {
 	srecs := make([]session.Record, len(recs))
 	entries := make([]events.Entry, len(recs))
 	for i, r := range recs {
-		srecs[i] = session.Record{Session: sid, Seq: r.Seq, Entry: r.Entry, Data: r.Data, Digest: session.Digest(r.Data)}
+		srecs[i] = session.Record{Session: events.DefaultRef(sid), Seq: r.Seq, Entry: r.Entry, Data: r.Data, Digest: session.Digest(r.Data)}
 		entries[i] = r.Entry
 	}
 	for _, p := range session.VerifyChain(srecs) {

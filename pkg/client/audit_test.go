@@ -47,7 +47,7 @@ func TestVerifySessionFindsWhatWasDoneToTheStream(t *testing.T) {
 		t.Fatalf("after removing sequence %d: %+v %v", recs[2].Seq, v, err)
 	}
 
-	if _, err := p.JS.Publish(ctx, events.Names{}.SessionSubject("v1"), []byte(`{"type":"message"`)); err != nil {
+	if _, err := p.JS.Publish(ctx, events.Names{}.SessionSubject(events.DefaultRef("v1")), []byte(`{"type":"message"`)); err != nil {
 		t.Fatal(err)
 	}
 	v, err = cl.VerifySession(ctx, "v1")

@@ -71,6 +71,19 @@ func WithHeader(key, value string) Option {
 	}
 }
 
+// WithTenant makes every request act for tenant: the events.HeaderTenant
+// header (docs/tenancy.md). Without it the gateway decides; until it
+// authenticates principals that is the default tenant.
+func WithTenant(tenant string) Option {
+	return func(c *Client) error {
+		if err := events.ValidateTenant(tenant); err != nil {
+			return fmt.Errorf("client: WithTenant: %w", err)
+		}
+		c.header.Set(events.HeaderTenant, tenant)
+		return nil
+	}
+}
+
 // New returns a client of the gateway at server, an http or https URL
 // such as [DefaultServer] (a path prefix is kept: the API is under
 // server + "/v1/...").

@@ -7,7 +7,7 @@ import (
 
 // Usage sums the model calls of one model on one UTC day.
 type Usage struct {
-	Tenant string  `json:"tenant,omitempty"` // in TenantUsage's rows
+	Tenant string  `json:"tenant,omitempty"` // the rows' tenant; "" in a total
 	Day    string  `json:"day"`              // YYYY-MM-DD; "" in a total
 	Model  string  `json:"model"`            // provider/model; "" in a total
 	Calls  int64   `json:"calls"`

@@ -85,12 +85,12 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		return Result{}, fmt.Errorf("compactbus: look up the compactors' consumer: %w", err)
 	}
 	// Listen before publishing, so a fresh result is not missed.
-	it, err := c.results(ctx, req.SessionID, time.Time{})
+	it, err := c.results(ctx, req.Session(), time.Time{})
 	if err != nil {
 		return Result{}, err
 	}
 	defer func() { it.Stop() }()
-	msg := nats.NewMsg(c.names.CompactionSubject(req.SessionID))
+	msg := nats.NewMsg(c.names.CompactionSubject(req.Session()))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, "req-"+req.RequestID)
 	telemetry.Inject(ctx, msg.Header) // the compactor continues the caller's trace
@@ -106,7 +106,7 @@ func (c *Client) Summarize(ctx context.Context, req Request) (Result, error) {
 		// already. Read back from Lookback ago, which covers the duplicate
 		// window and so the first request's result.
 		it.Stop()
-		it, err = c.results(ctx, req.SessionID, time.Now().Add(-Lookback))
+		it, err = c.results(ctx, req.Session(), time.Now().Add(-Lookback))
 		if err != nil {
 			return Result{}, err
 		}

@@ -2,12 +2,12 @@
 // session's owner asks for a summary, any compactor worker writes it, and
 // the answer comes back durably (DESIGN §1, §5).
 //
-// A [Request] goes to cairn.compact.<sid> in the CAIRN_COMPACTIONS work
+// A [Request] goes to cairn.compact.<tenant>.<sid> in the CAIRN_COMPACTIONS work
 // queue (created by [Provision]); the workers of services/compactor share
 // one durable pull consumer ([provision.CompactorConsumer]) and take each
 // request once. pkg/provision holds the stream and consumer configurations.
 // A worker publishes its [Result] ("kind":"compaction", so tool result
-// decoding skips it) to cairn.result.<sid> in CAIRN_RESULTS, then
+// decoding skips it) to cairn.result.<tenant>.<sid> in CAIRN_RESULTS, then
 // acknowledges the request. [Client.Summarize] publishes a request and
 // waits for its result.
 //

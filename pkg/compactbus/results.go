@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/follow"
 )
 
@@ -25,7 +26,7 @@ type resultIter struct {
 
 // results starts reading the results of session sid stored from now on, or
 // since since when it is set.
-func (c *Client) results(ctx context.Context, sid string, since time.Time) (*resultIter, error) {
+func (c *Client) results(ctx context.Context, sid events.SessionRef, since time.Time) (*resultIter, error) {
 	it := &resultIter{msgs: make(chan jetstream.Msg, 64), done: make(chan struct{})}
 	// Start's stream look-up gets no answer while JetStream elects a leader
 	// (it gives up after its OpenTimeout): try again until ctx ends.

@@ -19,6 +19,7 @@ const KindCompaction = "compaction"
 type Request struct {
 	V         int    `json:"v"`
 	Kind      string `json:"kind"`
+	Tenant    string `json:"tenant,omitempty"` // the session's tenant; absent: events.DefaultTenant
 	SessionID string `json:"sessionId"`
 	// RequestID names the request; the same work must get the same id
 	// (see [RequestID]).
@@ -33,6 +34,7 @@ type Request struct {
 type Result struct {
 	V         int                `json:"v"`
 	Kind      string             `json:"kind"`
+	Tenant    string             `json:"tenant,omitempty"`
 	SessionID string             `json:"sessionId"`
 	RequestID string             `json:"requestId"`
 	Summary   compaction.Summary `json:"summary"`
@@ -43,9 +45,15 @@ type Result struct {
 // RequestID derives a request id from what determines the work: the
 // session, the kind of summary and its inputs (e.g. the leaf entry id and
 // the operator's instructions).
-func RequestID(sid string, parts ...string) string {
-	return events.DeriveID(append([]string{"compact", sid}, parts...)...)
+func RequestID(r events.SessionRef, parts ...string) string {
+	return events.DeriveID(append([]string{"compact", r.String()}, parts...)...)
 }
+
+// Session is the session r summarises.
+func (r Request) Session() events.SessionRef { return events.Ref(r.Tenant, r.SessionID) }
+
+// Session is the session r answers.
+func (r Result) Session() events.SessionRef { return events.Ref(r.Tenant, r.SessionID) }
 
 func fieldErr(field, format string, args ...any) error {
 	return &events.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
@@ -58,6 +66,11 @@ func (r *Request) Validate() error {
 	}
 	if r.Kind != KindCompaction {
 		return fieldErr("kind", "must be %q, got %q", KindCompaction, r.Kind)
+	}
+	if r.Tenant != "" {
+		if err := events.ValidateTenant(r.Tenant); err != nil {
+			return err
+		}
 	}
 	if err := events.ValidateSessionID(r.SessionID); err != nil {
 		return fieldErr("sessionId", "%q is not a valid session id", r.SessionID)

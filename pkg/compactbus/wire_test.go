@@ -52,7 +52,7 @@ func TestToolResultsAreNotCompactionResults(t *testing.T) {
 	if got, err := compactbus.DecodeResult(r); err != nil || got.Summary.Text != "s" {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
-	a1, a2, b := compactbus.RequestID("s1", "a"), compactbus.RequestID("s1", "a"), compactbus.RequestID("s1", "b")
+	a1, a2, b := compactbus.RequestID(events.DefaultRef("s1"), "a"), compactbus.RequestID(events.DefaultRef("s1"), "a"), compactbus.RequestID(events.DefaultRef("s1"), "b")
 	if a1 == b || a1 != a2 {
 		t.Fatal("request ids are not derived from their parts")
 	}

@@ -41,7 +41,7 @@ type Image struct {
 	MimeType string `json:"mimeType"`
 }
 
-// Command is a client command on cairn.cmd.<sid>. ID is the client's
+// Command is a client command on cairn.cmd.<tenant>.<sid>. ID is the client's
 // idempotency key and the message's Nats-Msg-Id.
 type Command struct {
 	V         int    `json:"v"`

@@ -8,7 +8,7 @@ import (
 )
 
 // Agent event types: the live stream of what an agent does (DESIGN §5),
-// published on cairn.events.<sid>. Events may be lost without harm; the log is
+// published on cairn.events.<tenant>.<sid>. Events may be lost without harm; the log is
 // the record.
 const (
 	EvAgentStart          = "agent_start"

@@ -8,13 +8,13 @@ package events
 // subjects ($JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>, built from the
 // stream and consumer names of [Names]), not these.
 type Patterns struct {
-	Commands    string // <prefix>.cmd.* : clients' commands (stream CommandsStream)
-	Sessions    string // <prefix>.session.* : the session log (SessionsStream)
-	Events      string // <prefix>.events.* : live agent events (EventsStream)
+	Commands    string // <prefix>.cmd.*.* : clients' commands (stream CommandsStream)
+	Sessions    string // <prefix>.session.*.* : the session log (SessionsStream)
+	Events      string // <prefix>.events.*.* : live agent events (EventsStream)
 	Tools       string // <prefix>.tool.> : tool calls of every pool (ToolsStream; one pool: Names.PoolTools)
-	Results     string // <prefix>.result.* : tool and compaction results (ResultsStream)
-	Compactions string // <prefix>.compact.* : compaction requests (CompactionsStream)
-	Cancels     string // <prefix>.cancel.* : core NATS, no stream
+	Results     string // <prefix>.result.*.* : tool and compaction results (ResultsStream)
+	Compactions string // <prefix>.compact.*.* : compaction requests (CompactionsStream)
+	Cancels     string // <prefix>.cancel.*.* : core NATS, no stream
 
 	ToolsKV       string // $KV.<prefix>_tools.>
 	ToolStartsKV  string // $KV.<prefix>_toolstarts.>
@@ -47,4 +47,25 @@ func (n Names) Patterns() Patterns {
 func (p Patterns) All() []string {
 	return []string{p.Commands, p.Sessions, p.Events, p.Tools, p.Results, p.Compactions, p.Cancels,
 		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.KeysKV, p.Blobs, p.Snapshots}
+}
+
+// TenantPatterns are the per-session patterns of one tenant's sessions:
+// what a NATS permission confining a tenant's workers names (the tool
+// calls of a pool restricted to tenants are [Names.PoolTenantTools]).
+type TenantPatterns struct {
+	Commands    string // <prefix>.cmd.<tenant>.* (as published; stored under a partition)
+	Sessions    string // <prefix>.session.<tenant>.*
+	Events      string // <prefix>.events.<tenant>.*
+	Results     string // <prefix>.result.<tenant>.*
+	Compactions string // <prefix>.compact.<tenant>.*
+	Cancels     string // <prefix>.cancel.<tenant>.*
+}
+
+// TenantPatterns returns the patterns of tenant's sessions under n.
+func (n Names) TenantPatterns(tenant string) TenantPatterns {
+	t := "." + tenant + ".*"
+	return TenantPatterns{
+		Commands: n.p() + ".cmd" + t, Sessions: n.p() + ".session" + t, Events: n.p() + ".events" + t,
+		Results: n.p() + ".result" + t, Compactions: n.p() + ".compact" + t, Cancels: n.p() + ".cancel" + t,
+	}
 }

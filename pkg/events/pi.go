@@ -217,7 +217,9 @@ func mustMarshal(v any) []byte {
 
 // WritePiFile writes header and entries as a pi session file of version 3:
 // one canonical JSON entry per line, the header first. Cairn's envelope
-// fields that pi does not know ("v", "parentDigest") are left out; fields
+// fields that pi does not know ("v", "parentDigest", and the header's
+// "tenant": a session exported from one tenant imports into whichever
+// tenant the importer acts for) are left out; fields
 // Cairn does not model (Extra) are written back. It refuses to write what
 // [ReadPiFile] would refuse to read: header must be a `session` entry, every
 // entry must be valid, and the entries must form a tree (see [CheckTree]).
@@ -230,7 +232,7 @@ func WritePiFile(w io.Writer, header Entry, entries []Entry) error {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	header.Version = PiVersion
+	header.Version, header.Tenant = PiVersion, ""
 	if err := writePiLine(bw, "header", header); err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ const DefaultPrefix = "cairn"
 
 // Names builds stream, subject and bucket names under one prefix; the zero
 // value uses [DefaultPrefix]. A prefix lets several Cairn installations share
-// one NATS account: prefix "acme" gives stream ACME_SESSIONS and subjects
-// acme.session.<sid>.
+// one NATS account: prefix "team2" gives stream TEAM2_SESSIONS and subjects
+// team2.session.<tenant>.<sid>.
 type Names struct {
 	Prefix string
 }
@@ -68,9 +68,9 @@ func (n Names) ToolStartsBucket() string { return n.p() + "_toolstarts" }
 // the command status. Its keys expire like the commands they answer.
 func (n Names) OutcomesBucket() string { return n.p() + "_outcomes" }
 
-// OutcomeKey is the key of command commandID of session sid in
-// [Names.OutcomesBucket]; both must be valid ids.
-func OutcomeKey(sid, commandID string) string { return sid + "." + commandID }
+// OutcomeKey is the key of command commandID of session r in
+// [Names.OutcomesBucket]: <tenant>.<sid>.<commandID>; both must be valid.
+func OutcomeKey(r SessionRef, commandID string) string { return r.String() + "." + commandID }
 
 // BudgetsBucket is the KV bucket of tenants' budget limits
 // (limits.<tenant>, pkg/budget).
@@ -128,66 +128,111 @@ func ObjectStream(bucket string) string { return "OBJ_" + bucket }
 // ObjectSubjects covers every chunk and metadata subject of object store bucket.
 func ObjectSubjects(bucket string) string { return "$O." + bucket + ".>" }
 
-// Subjects. sid must be a valid session id (see [ValidateSessionID]); these
-// functions do not check it again.
-func (n Names) SessionSubject(sid string) string { return n.p() + ".session." + sid }
-func (n Names) CommandSubject(sid string) string { return n.p() + ".cmd." + sid }
-func (n Names) EventSubject(sid string) string   { return n.p() + ".events." + sid }
+// Subjects. Every per-session subject carries the session's tenant as its
+// own token before the session id (<prefix>.session.<tenant>.<sid>), so a
+// NATS permission can confine a tenant (docs/tenancy.md). r must be valid
+// (see [SessionRef.Validate]); these functions do not check it again.
+func (n Names) SessionSubject(r SessionRef) string { return n.p() + ".session." + r.String() }
+func (n Names) CommandSubject(r SessionRef) string { return n.p() + ".cmd." + r.String() }
+func (n Names) EventSubject(r SessionRef) string   { return n.p() + ".events." + r.String() }
 
-// ToolSubject is where a call of tool in pool is published for toolrunners.
-func (n Names) ToolSubject(pool, tool string) string { return n.p() + ".tool." + pool + "." + tool }
+// ToolSubject is where a call of tool in pool, made by a session of
+// tenant, is published for toolrunners: <prefix>.tool.<pool>.<tenant>.<tool>,
+// so the workers of a pool restricted to tenants can be confined to
+// [Names.PoolTenantTools].
+func (n Names) ToolSubject(pool, tenant, tool string) string {
+	return n.p() + ".tool." + pool + "." + tenant + "." + tool
+}
 
 // PoolTools covers every tool subject of pool: the filter of its consumer.
 func (n Names) PoolTools(pool string) string { return n.p() + ".tool." + pool + ".>" }
 
+// PoolTenantTools covers the calls of tenant's sessions to pool.
+func (n Names) PoolTenantTools(pool, tenant string) string {
+	return n.p() + ".tool." + pool + "." + tenant + ".>"
+}
+
 // CancelSubject (core NATS, no stream) asks toolrunners to cancel the running
-// tool calls of session sid, e.g. when the session aborts.
-func (n Names) CancelSubject(sid string) string { return n.p() + ".cancel." + sid }
+// tool calls of session r, e.g. when the session aborts.
+func (n Names) CancelSubject(r SessionRef) string { return n.p() + ".cancel." + r.String() }
 
 // AllCancels covers every session's cancel subject.
-func (n Names) AllCancels() string { return n.p() + ".cancel.*" }
+func (n Names) AllCancels() string { return n.p() + ".cancel.*.*" }
 
-// ResultSubject is where results for session sid come back.
-func (n Names) ResultSubject(sid string) string { return n.p() + ".result." + sid }
+// ResultSubject is where results for session r come back.
+func (n Names) ResultSubject(r SessionRef) string { return n.p() + ".result." + r.String() }
 
-// CompactionSubject is where compaction requests for session sid are queued.
-func (n Names) CompactionSubject(sid string) string { return n.p() + ".compact." + sid }
+// CompactionSubject is where compaction requests for session r are queued.
+func (n Names) CompactionSubject(r SessionRef) string { return n.p() + ".compact." + r.String() }
 
 // PartitionCommands is the filter of the commands stored for partition p
 // (see [Names.StoredCommands]).
-func (n Names) PartitionCommands(p int) string { return n.p() + ".cmd." + strconv.Itoa(p) + ".*" }
+func (n Names) PartitionCommands(p int) string { return n.p() + ".cmd." + strconv.Itoa(p) + ".*.*" }
 
-// StoredCommandSubject is the subject a command of session sid in
+// StoredCommandSubject is the subject a command of session r in
 // partition p is stored under.
-func (n Names) StoredCommandSubject(p int, sid string) string {
-	return n.p() + ".cmd." + strconv.Itoa(p) + "." + sid
+func (n Names) StoredCommandSubject(p int, r SessionRef) string {
+	return n.p() + ".cmd." + strconv.Itoa(p) + "." + r.String()
 }
 
 // StoredCommands is the subject transform destination of
 // [Names.CommandsStream]: a command published on [Names.CommandSubject] is
-// stored as <prefix>.cmd.<p>.<sid>, p being the session's partition out of
-// partitions, computed by the server.
+// stored as <prefix>.cmd.<p>.<tenant>.<sid>, p being the partition of the
+// session (tenant and id together) out of partitions, computed by the
+// server.
 func (n Names) StoredCommands(partitions int) string {
+	return n.p() + ".cmd.{{partition(" + strconv.Itoa(partitions) + ",1,2)}}.{{wildcard(1)}}.{{wildcard(2)}}"
+}
+
+// Wildcards covering every session of every tenant, for stream
+// configuration and consumers.
+func (n Names) AllSessions() string    { return n.p() + ".session.*.*" }
+func (n Names) AllCommands() string    { return n.p() + ".cmd.*.*" }
+func (n Names) AllEvents() string      { return n.p() + ".events.*.*" }
+func (n Names) AllTools() string       { return n.p() + ".tool.>" }
+func (n Names) AllResults() string     { return n.p() + ".result.*.*" }
+func (n Names) AllCompactions() string { return n.p() + ".compact.*.*" }
+
+// TenantSessions covers the log of every session of tenant; the other
+// per-tenant patterns are in [Names.TenantPatterns].
+func (n Names) TenantSessions(tenant string) string { return n.p() + ".session." + tenant + ".*" }
+
+// LegacySessions covers the session subjects of the layout before tenants
+// (<prefix>.session.<sid>, one token): what `cairn provision --migrate`
+// copies to the default tenant (pkg/provision).
+func (n Names) LegacySessions() string { return n.p() + ".session.*" }
+
+// LegacyPerSession lists the one-token per-session wildcards of the layout
+// before tenants, stream by stream: what [Names.AllSessions] and its
+// siblings were.
+func (n Names) LegacyPerSession() map[string]string {
+	return map[string]string{
+		n.SessionsStream(): n.p() + ".session.*", n.CommandsStream(): n.p() + ".cmd.*",
+		n.EventsStream(): n.p() + ".events.*", n.ResultsStream(): n.p() + ".result.*",
+		n.CompactionsStream(): n.p() + ".compact.*",
+	}
+}
+
+// LegacyStoredCommands is the subject transform destination of
+// [Names.CommandsStream] in the layout before tenants (one token after the
+// partition), which `cairn provision --migrate` replaces with
+// [Names.StoredCommands].
+func (n Names) LegacyStoredCommands(partitions int) string {
 	return n.p() + ".cmd.{{partition(" + strconv.Itoa(partitions) + ",1)}}.{{wildcard(1)}}"
 }
 
-// Wildcards covering every session, for stream configuration and consumers.
-func (n Names) AllSessions() string    { return n.p() + ".session.*" }
-func (n Names) AllCommands() string    { return n.p() + ".cmd.*" }
-func (n Names) AllEvents() string      { return n.p() + ".events.*" }
-func (n Names) AllTools() string       { return n.p() + ".tool.>" }
-func (n Names) AllResults() string     { return n.p() + ".result.*" }
-func (n Names) AllCompactions() string { return n.p() + ".compact.*" }
-
-// SessionOf returns the session id at the end of a per-session subject such as
-// cairn.session.<sid>, and false if subject has no valid one.
-func SessionOf(subject string) (string, bool) {
-	i := strings.LastIndexByte(subject, '.')
-	if i < 0 {
-		return "", false
+// SessionOf returns the session at the end of a per-session subject such
+// as cairn.session.<tenant>.<sid> (its last two tokens after at least the
+// prefix and the kind), and false if subject has no valid one: a subject
+// of the layout before tenants (cairn.session.<sid>) names none.
+func SessionOf(subject string) (SessionRef, bool) {
+	if strings.Count(subject, ".") < 3 {
+		return SessionRef{}, false
 	}
-	sid := subject[i+1:]
-	return sid, ValidateSessionID(sid) == nil
+	i := strings.LastIndexByte(subject, '.')
+	j := strings.LastIndexByte(subject[:i], '.')
+	r := SessionRef{Tenant: subject[j+1 : i], ID: subject[i+1:]}
+	return r, r.Validate() == nil
 }
 
 // NATS header names Cairn sets. Header names are case sensitive in NATS.
@@ -196,5 +241,18 @@ const (
 	HeaderSchema = "Cairn-Schema" // schema version of the payload
 )
 
-// MsgID is the Nats-Msg-Id of an entry appended to session sid.
-func MsgID(sid, entryID string) string { return sid + "." + entryID }
+// HeaderTenant is the HTTP header that names the tenant a request acts for
+// (docs/tenancy.md): the gateway sets it, from the request's principal,
+// on every query it hands to the projector, replacing what the client
+// sent; an absent header is [DefaultTenant].
+const HeaderTenant = "Cairn-Tenant"
+
+// CommandMsgID is the Nats-Msg-Id of command commandID of a session of
+// tenant: <tenant>.<commandID>. Command ids are the clients' idempotency
+// keys; scoping them by tenant keeps one tenant's id from deduplicating
+// (and so revealing, or swallowing) another tenant's command.
+func CommandMsgID(tenant, commandID string) string { return tenant + "." + commandID }
+
+// MsgID is the Nats-Msg-Id of an entry appended to session r:
+// <tenant>.<sid>.<entry id>.
+func MsgID(r SessionRef, entryID string) string { return r.String() + "." + entryID }

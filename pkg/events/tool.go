@@ -29,10 +29,11 @@ type ToolSpec struct {
 }
 
 // ToolCall is a request to execute one tool call, published on
-// cairn.tool.<pool>.<tool>. Its Nats-Msg-Id is toolbus.CallMsgID: the tool
+// cairn.tool.<pool>.<tenant>.<tool>. Its Nats-Msg-Id is toolbus.CallMsgID: the tool
 // call id scoped by the session (docs/protocol.md).
 type ToolCall struct {
 	V          int             `json:"v"`
+	Tenant     string          `json:"tenant,omitempty"` // the session's tenant; absent: DefaultTenant
 	SessionID  string          `json:"sessionId"`
 	ToolCallID string          `json:"toolCallId"`
 	Name       string          `json:"name"`
@@ -45,10 +46,11 @@ type ToolCall struct {
 }
 
 // ToolResult is the outcome of one tool call, published on
-// cairn.result.<sid>. Every call gets exactly one.
+// cairn.result.<tenant>.<sid>. Every call gets exactly one.
 type ToolResult struct {
 	V          int             `json:"v"`
-	Kind       string          `json:"kind"` // always "tool"; results share a subject with compactions
+	Kind       string          `json:"kind"`             // always "tool"; results share a subject with compactions
+	Tenant     string          `json:"tenant,omitempty"` // the session's tenant; absent: DefaultTenant
 	SessionID  string          `json:"sessionId"`
 	ToolCallID string          `json:"toolCallId"`
 	ToolName   string          `json:"toolName"`
@@ -73,6 +75,7 @@ func (c ToolCall) Encode() ([]byte, error) {
 	w := jsonx.Writer{B: make([]byte, 0, sizeHint(len(c.Arguments))), InEnvelope: true}
 	n := w.Begin()
 	w.Int("v", SchemaVersion)
+	w.OptStr("tenant", c.Tenant)
 	w.Str("sessionId", c.SessionID)
 	w.Str("toolCallId", c.ToolCallID)
 	w.Str("name", c.Name)
@@ -95,6 +98,9 @@ func (c ToolCall) Encode() ([]byte, error) {
 func DecodeToolCall(data []byte) (ToolCall, error) {
 	var c ToolCall
 	if err := decodeStrict(data, &c, &c.V); err != nil {
+		return ToolCall{}, err
+	}
+	if err := validateTenantField(c.Tenant); err != nil {
 		return ToolCall{}, err
 	}
 	if err := validateID("sessionId", "session id", c.SessionID); err != nil {
@@ -121,6 +127,7 @@ func (r ToolResult) Encode() ([]byte, error) {
 	n := w.Begin()
 	w.Int("v", SchemaVersion)
 	w.Str("kind", ResultKindTool)
+	w.OptStr("tenant", r.Tenant)
 	w.Str("sessionId", r.SessionID)
 	w.Str("toolCallId", r.ToolCallID)
 	w.Str("toolName", r.ToolName)
@@ -157,6 +164,9 @@ func DecodeToolResult(data []byte) (ToolResult, error) {
 	if r.Kind != ResultKindTool {
 		return ToolResult{}, fieldErr("kind", "must be %q, got %q", ResultKindTool, r.Kind)
 	}
+	if err := validateTenantField(r.Tenant); err != nil {
+		return ToolResult{}, err
+	}
 	if err := validateID("sessionId", "session id", r.SessionID); err != nil {
 		return ToolResult{}, err
 	}
@@ -170,6 +180,20 @@ func DecodeToolResult(data []byte) (ToolResult, error) {
 		return ToolResult{}, required("content")
 	}
 	return r, nil
+}
+
+// Session is the session c belongs to.
+func (c ToolCall) Session() SessionRef { return Ref(c.Tenant, c.SessionID) }
+
+// Session is the session r belongs to.
+func (r ToolResult) Session() SessionRef { return Ref(r.Tenant, r.SessionID) }
+
+// validateTenantField checks an optional tenant member of an envelope.
+func validateTenantField(t string) error {
+	if t == "" {
+		return nil
+	}
+	return ValidateTenant(t)
 }
 
 // ResultMessage returns the toolResult message that records r in the log.

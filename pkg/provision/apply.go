@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/jsretry"
@@ -42,11 +43,29 @@ func Apply(ctx context.Context, js jetstream.JetStream, n events.Names, opts Opt
 			return nil, err
 		}
 	}
+	o, _ := opts.withDefaults() // Config checked them
+	partitions := o.Partitions
 	var errs []error
-	for _, it := range streams {
-		if it.have != nil {
-			errs = append(errs, streamConflicts(it.kind, it.name, *it.have, it.fixed)...)
+	var legacy map[string]uint64 // old-layout session subjects and their counts
+	for i, it := range streams {
+		if it.have == nil {
+			continue
 		}
+		switch it.name {
+		case n.SessionsStream():
+			if legacy, err = legacySessions(ctx, js, n, it.have); err != nil {
+				return nil, fmt.Errorf("provision: look up %s: %w", it.name, err)
+			}
+			if len(legacy) > 0 && !opts.Migrate {
+				errs = append(errs, &LegacyLayoutError{Stream: it.name, Sessions: len(legacy)})
+			}
+		case n.CommandsStream():
+			if t := it.have.SubjectTransform; opts.Migrate && t != nil && *t == *legacyTransform(n, partitions) {
+				streams[i].have.SubjectTransform = it.fixed.SubjectTransform // the one change migrating makes
+				it = streams[i]
+			}
+		}
+		errs = append(errs, streamConflicts(it.kind, it.name, *it.have, it.fixed)...)
 	}
 	for _, it := range consumers {
 		if it.have != nil {
@@ -55,6 +74,22 @@ func Apply(ctx context.Context, js jetstream.JetStream, n events.Names, opts Opt
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if len(legacy) > 0 {
+		// Take both layouts while the sessions move, then the new one only
+		// (the stream's own item below).
+		for _, it := range streams {
+			if it.name == n.SessionsStream() {
+				both := it.fixed
+				both.Subjects = append(slices.Clone(both.Subjects), n.LegacySessions())
+				if _, err := js.UpdateStream(ctx, both); err != nil {
+					return nil, fmt.Errorf("provision: migrate %s: %w", it.name, err)
+				}
+			}
+		}
+		if err := migrateSessions(ctx, js, n, legacy); err != nil {
+			return nil, err
+		}
 	}
 	var report Report
 	for _, it := range streams {

@@ -12,9 +12,9 @@ import (
 const DefaultPartitions = 32
 
 // CommandsStream configures CAIRN_COMMANDS. Clients publish on
-// cairn.cmd.<sid>; the stream stores each command as cairn.cmd.<p>.<sid>,
+// cairn.cmd.<tenant>.<sid>; the stream stores each command as cairn.cmd.<p>.<tenant>.<sid>,
 // where p is the session's partition computed by the server
-// ({{partition(n,1)}}), so the owner of a partition reads exactly its
+// ({{partition(n,1,2)}}: tenant and id together), so the owner of a partition reads exactly its
 // sessions' commands in order with one filtered consumer.
 func CommandsStream(n events.Names, partitions, replicas int, maxAge time.Duration) jetstream.StreamConfig {
 	return jetstream.StreamConfig{

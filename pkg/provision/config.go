@@ -32,6 +32,12 @@ type Options struct {
 	// Partitions of CAIRN_COMMANDS, 1-4096 (the orchestrators' --partitions
 	// must match); default [DefaultPartitions]. Fixed once the stream exists.
 	Partitions int
+	// Migrate moves an installation of the layout before tenants to the
+	// tenant layout: its sessions are copied to the default tenant and
+	// CAIRN_COMMANDS gets the two-token transform (see [ErrLegacyLayout]).
+	// Without it Apply refuses such an installation. On one already
+	// migrated, or new, it changes nothing more than Apply does.
+	Migrate bool
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -40,7 +40,7 @@
 //
 // Sessions are spread over a fixed number of partitions for ownership. The
 // server computes a session's partition from its id when it stores a command
-// ({{partition(n,1)}} subject transform), so clients never need to know n:
+// ({{partition(n,1,2)}} subject transform over tenant and id), so clients never need to know n:
 // [DefaultPartitions] unless [Options] say otherwise (tests use fewer; the
 // orchestrators' partition count must match). Apply refuses to change the
 // partitions of an existing CAIRN_COMMANDS.

@@ -156,7 +156,7 @@ func UserFor(n events.Names, role Role, pool string) (User, error) {
 // cancels. No session log, no commands.
 func toolrunnerGrants(n events.Names, pool string) grants {
 	var g grants
-	g.pub(n.ResultSubject("*"), n.EventSubject("*"))
+	g.pub(n.AllResults(), n.AllEvents())
 	g.sub(n.AllCancels())
 	g.streams(n.ToolsStream(), n.ResultsStream(), n.EventsStream())
 	g.durable(n.ToolsStream(), n.ToolPoolConsumer(pool), n.PoolTools(pool))
@@ -168,7 +168,7 @@ func toolrunnerGrants(n events.Names, pool string) grants {
 // compactorGrants: consume compaction requests, publish their results.
 func compactorGrants(n events.Names) grants {
 	var g grants
-	g.pub(n.ResultSubject("*"))
+	g.pub(n.AllResults())
 	g.streams(n.CompactionsStream(), n.ResultsStream())
 	g.durable(n.CompactionsStream(), n.CompactorConsumer(), n.AllCompactions())
 	return g
@@ -190,7 +190,7 @@ func projectorGrants(n events.Names) grants {
 // the gateway's session log is read-only (no snapshot writes either).
 func gatewayGrants(n events.Names) grants {
 	var g grants
-	g.pub(n.CommandSubject("*"))
+	g.pub(n.AllCommands())
 	g.streams(n.SessionsStream(), n.CommandsStream(), n.EventsStream(), n.ResultsStream(), n.ToolsStream())
 	for _, s := range []string{n.SessionsStream(), n.EventsStream(), n.CommandsStream()} {
 		g.reader(s)
@@ -214,9 +214,9 @@ func gatewayGrants(n events.Names) grants {
 // blobs and snapshots. It may not publish commands, purge or delete.
 func orchestratorGrants(n events.Names) grants {
 	var g grants
-	g.pub(n.SessionSubject("*"), n.EventSubject("*"), n.ToolSubject("*", "*"), n.CompactionSubject("*"),
-		n.CancelSubject("*"))
-	g.sub(n.ResultSubject("*"), n.EventSubject("*"))
+	g.pub(n.AllSessions(), n.AllEvents(), n.AllTools(), n.AllCompactions(),
+		n.AllCancels())
+	g.sub(n.AllResults(), n.AllEvents())
 	streams := []string{n.SessionsStream(), n.CommandsStream(), n.ToolsStream(), n.EventsStream(),
 		n.ResultsStream(), n.CompactionsStream()}
 	g.streams(streams...)

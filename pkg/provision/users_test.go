@@ -57,7 +57,7 @@ func startAuthServer(t *testing.T) *authServer {
 	if _, err := provision.Apply(ctx, a.admin, n, provision.Options{Pools: []string{"default", "gpu"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.admin.Publish(ctx, n.SessionSubject("s1"), []byte(`{}`)); err != nil {
+	if _, err := a.admin.Publish(ctx, n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -173,25 +173,25 @@ func TestNATSPermissionsRefuseWhatARoleMayNot(t *testing.T) {
 		filter     string
 	}
 	for _, at := range []attempt{
-		{"toolrunner-default", "append a session entry", n.SessionSubject("s1"), false, n.SessionsStream(), n.AllSessions()},
-		{"toolrunner-default", "publish a command", n.CommandSubject("s1"), false, n.CommandsStream(), ">"},
-		{"toolrunner-default", "queue a tool call", n.ToolSubject("default", "bash"), false, n.ToolsStream(), n.AllTools()},
+		{"toolrunner-default", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
+		{"toolrunner-default", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
+		{"toolrunner-default", "queue a tool call", n.ToolSubject("default", events.DefaultTenant, "bash"), false, n.ToolsStream(), n.AllTools()},
 		{"toolrunner-default", "purge the session log", "$JS.API.STREAM.PURGE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"toolrunner-default", "delete a session entry", "$JS.API.STREAM.MSG.DELETE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"toolrunner-default", "delete the session log", "$JS.API.STREAM.DELETE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
-		{"toolrunner-default", "read the session log", "$JS.API.DIRECT.GET." + n.SessionsStream() + "." + n.SessionSubject("s1"), true, "", ""},
+		{"toolrunner-default", "read the session log", "$JS.API.DIRECT.GET." + n.SessionsStream() + "." + n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), true, "", ""},
 		{"toolrunner-default", "pull another pool's calls", "$JS.API.CONSUMER.MSG.NEXT." + n.ToolsStream() + ".toolrunner_gpu", true, "", ""},
 		{"toolrunner-default", "retarget its consumer", "$JS.API.CONSUMER.CREATE." + n.ToolsStream() + ".toolrunner_default." + n.AllTools(), true, "", ""},
 		{"toolrunner-default", "purge its work queue", "$JS.API.STREAM.PURGE." + n.ToolsStream(), true, "", ""},
-		{"gateway", "append a session entry", n.SessionSubject("s1"), false, n.SessionsStream(), n.AllSessions()},
-		{"gateway", "queue a tool call", n.ToolSubject("default", "bash"), false, n.ToolsStream(), n.AllTools()},
-		{"gateway", "forge a tool result", n.ResultSubject("s1"), false, n.ResultsStream(), n.AllResults()},
+		{"gateway", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
+		{"gateway", "queue a tool call", n.ToolSubject("default", events.DefaultTenant, "bash"), false, n.ToolsStream(), n.AllTools()},
+		{"gateway", "forge a tool result", n.ResultSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.ResultsStream(), n.AllResults()},
 		{"gateway", "purge the session log", "$JS.API.STREAM.PURGE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
-		{"projector", "append a session entry", n.SessionSubject("s1"), false, n.SessionsStream(), n.AllSessions()},
-		{"projector", "publish a command", n.CommandSubject("s1"), false, n.CommandsStream(), ">"},
-		{"compactor", "append a session entry", n.SessionSubject("s1"), false, n.SessionsStream(), n.AllSessions()},
-		{"compactor", "publish a command", n.CommandSubject("s1"), false, n.CommandsStream(), ">"},
-		{"orchestrator", "publish a command", n.CommandSubject("s1"), false, n.CommandsStream(), ">"},
+		{"projector", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
+		{"projector", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
+		{"compactor", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
+		{"compactor", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
+		{"orchestrator", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
 		{"orchestrator", "purge the session log", "$JS.API.STREAM.PURGE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"orchestrator", "delete a session entry", "$JS.API.STREAM.MSG.DELETE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 	} {
@@ -240,10 +240,10 @@ func TestNATSPermissionsLetEachRoleDoItsWork(t *testing.T) {
 	ctx := context.Background()
 	orch, ov := a.connect(t, "orchestrator")
 	ojs, _ := jetstream.New(orch)
-	if _, err := ojs.Publish(ctx, n.SessionSubject("s2"), []byte(`{}`)); err != nil {
+	if _, err := ojs.Publish(ctx, n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s2"}), []byte(`{}`)); err != nil {
 		t.Fatalf("orchestrator appends a session entry: %v", err)
 	}
-	if _, err := ojs.Publish(ctx, n.ToolSubject("default", "bash"), []byte(`{}`)); err != nil {
+	if _, err := ojs.Publish(ctx, n.ToolSubject("default", events.DefaultTenant, "bash"), []byte(`{}`)); err != nil {
 		t.Fatalf("orchestrator queues a tool call: %v", err)
 	}
 	tr, tv := a.connect(t, "toolrunner-default")
@@ -266,7 +266,7 @@ func TestNATSPermissionsLetEachRoleDoItsWork(t *testing.T) {
 	if got != 1 || batch.Error() != nil {
 		t.Fatalf("toolrunner pulled %d calls (%v), want 1", got, batch.Error())
 	}
-	if _, err := tjs.Publish(ctx, n.ResultSubject("s2"), []byte(`{}`)); err != nil {
+	if _, err := tjs.Publish(ctx, n.ResultSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s2"}), []byte(`{}`)); err != nil {
 		t.Fatalf("toolrunner publishes a result: %v", err)
 	}
 	kv, err := tjs.KeyValue(ctx, n.ToolStartsBucket())
@@ -281,14 +281,14 @@ func TestNATSPermissionsLetEachRoleDoItsWork(t *testing.T) {
 	}
 	gw, gv := a.connect(t, "gateway")
 	gjs, _ := jetstream.New(gw)
-	if _, err := gjs.Publish(ctx, n.CommandSubject("s2"), []byte(`{}`)); err != nil {
+	if _, err := gjs.Publish(ctx, n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s2"}), []byte(`{}`)); err != nil {
 		t.Fatalf("gateway publishes a command: %v", err)
 	}
 	s, err := gjs.Stream(ctx, n.SessionsStream())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetLastMsgForSubject(ctx, n.SessionSubject("s2")); err != nil {
+	if _, err := s.GetLastMsgForSubject(ctx, n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s2"})); err != nil {
 		t.Fatalf("gateway reads the log: %v", err)
 	}
 	for name, v := range map[string]*violations{"orchestrator": ov, "toolrunner": tv, "gateway": gv} {

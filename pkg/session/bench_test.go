@@ -62,7 +62,7 @@ type logAppender struct {
 func (a *logAppender) append(ctx context.Context) error {
 	e := benchEntry(events.NewID())
 	e.ParentDigest = a.digest
-	r, err := a.l.Append(ctx, a.sid, a.last, e)
+	r, err := a.l.Append(ctx, events.DefaultRef(a.sid), a.last, e)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func benchLog(b *testing.B) (jetstream.JetStream, *session.JetStreamLog) {
 // sends as many bytes as the log does.
 func encodedSize(b *testing.B) []byte {
 	l := session.NewMemLog(0, nil)
-	rec, err := l.Append(context.Background(), "x", 0, benchEntry("0123456789abcdef"))
+	rec, err := l.Append(context.Background(), events.DefaultRef("x"), 0, benchEntry("0123456789abcdef"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func BenchmarkAppendOneSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	la := &logAppender{l: l, sid: "logone"}
-	raw := &rawAppender{js: js, subj: names.SessionSubject("rawone"), sid: "rawone", data: encodedSize(b)}
+	raw := &rawAppender{js: js, subj: names.SessionSubject(events.DefaultRef("rawone")), sid: "rawone", data: encodedSize(b)}
 	var rawDur, logDur, sesDur time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; {
@@ -167,7 +167,7 @@ func BenchmarkAppend1000Sessions(b *testing.B) {
 		if writers[i], err = session.Create(ctx, l, events.Entry{ID: sid}); err != nil {
 			b.Fatal(err)
 		}
-		raws[i] = &rawAppender{js: js, subj: names.SessionSubject("raw" + sid), sid: "raw" + sid, data: data}
+		raws[i] = &rawAppender{js: js, subj: names.SessionSubject(events.DefaultRef("raw" + sid)), sid: "raw" + sid, data: data}
 		logs[i] = &logAppender{l: l, sid: "log" + sid}
 	}
 	per := max(1, b.N/sessions)
@@ -256,8 +256,8 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 		}
 		s.digest = session.Digest(data)
 		s.n++
-		msg := &nats.Msg{Subject: names.SessionSubject(sid(i)), Data: data, Header: nats.Header{
-			events.HeaderMsgID: []string{events.MsgID(sid(i), e.ID)}, session.HeaderDigest: []string{s.digest},
+		msg := &nats.Msg{Subject: names.SessionSubject(events.DefaultRef(sid(i))), Data: data, Header: nats.Header{
+			events.HeaderMsgID: []string{events.MsgID(events.DefaultRef(sid(i)), e.ID)}, session.HeaderDigest: []string{s.digest},
 		}}
 		_, err = js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 		return err
@@ -285,7 +285,7 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 		return nil, err
 	}
 	for _, s := range big {
-		if _, err := l.Read(ctx, s, 0); err != nil { // writes the snapshot
+		if _, err := l.Read(ctx, events.DefaultRef(s), 0); err != nil { // writes the snapshot
 			return nil, err
 		}
 	}
@@ -308,7 +308,7 @@ func fillCold(ctx context.Context, js jetstream.JetStream, l *session.JetStreamL
 		return nil, err
 	}
 	for _, sid := range big[:coldBig/2] {
-		s, err := session.Load(ctx, l, sid)
+		s, err := session.Load(ctx, l, events.DefaultRef(sid))
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +364,7 @@ func BenchmarkColdLoad1M(b *testing.B) {
 		k := i % len(big)
 		sid := big[k]
 		t0 := time.Now()
-		s, err := session.Load(ctx, l, sid)
+		s, err := session.Load(ctx, l, events.DefaultRef(sid))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func BenchmarkColdLoad1M(b *testing.B) {
 			b.Fatalf("loaded %d entries of %s, want %d", n, sid, coldBigLen)
 		}
 		t0 = time.Now()
-		n, err := rawRead(ctx, js, names.SessionsStream(), names.SessionSubject(sid))
+		n, err := rawRead(ctx, js, names.SessionsStream(), names.SessionSubject(events.DefaultRef(sid)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func encodeEntry(e events.Entry) ([]byte, error) {
 }
 
 // decodeRecord decodes stored bytes into a record (blobs not yet restored).
-func decodeRecord(sid string, seq uint64, data []byte) (Record, error) {
+func decodeRecord(sid events.SessionRef, seq uint64, data []byte) (Record, error) {
 	e, err := events.DecodeEntry(data)
 	if err != nil {
 		return Record{}, fmt.Errorf("%w: session %s sequence %d: %w", ErrCorrupt, sid, seq, err)
@@ -46,7 +46,7 @@ const parallelDecode = 128
 
 // decodeRecords decodes stored entries (blobs not yet restored), using every
 // CPU for long sessions. It returns when all work is done.
-func decodeRecords(sid string, seqs []uint64, raws [][]byte) ([]Record, error) {
+func decodeRecords(sid events.SessionRef, seqs []uint64, raws [][]byte) ([]Record, error) {
 	recs := make([]Record, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), len(raws)/parallelDecode+1)
 	errs := make([]error, workers)

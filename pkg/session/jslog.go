@@ -120,7 +120,7 @@ func ensureObjectStore(ctx context.Context, js jetstream.JetStream, noCreate boo
 // the stored message back and returns it only if its bytes are the ones
 // asked for; otherwise it fails with [ErrConflict], and the writer must
 // reload rather than chain the next entry to bytes the log does not hold.
-func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e events.Entry) (Record, error) {
+func (l *JetStreamLog) Append(ctx context.Context, sid events.SessionRef, expect uint64, e events.Entry) (Record, error) {
 	if err := validateAppend(sid, &e); err != nil {
 		return Record{}, err
 	}
@@ -168,7 +168,7 @@ func (l *JetStreamLog) Append(ctx context.Context, sid string, expect uint64, e 
 // storedAlready is the answer to an append whose entry id the log holds
 // already, at seq with the bytes data: the stored record if they are the
 // bytes the writer asked to append (digest), a conflict if they are not.
-func (l *JetStreamLog) storedAlready(ctx context.Context, sid, id string, seq uint64, data []byte, digest string) (Record, error) {
+func (l *JetStreamLog) storedAlready(ctx context.Context, sid events.SessionRef, id string, seq uint64, data []byte, digest string) (Record, error) {
 	if got := Digest(data); got != digest {
 		return Record{}, fmt.Errorf("%w: session %s: entry %s is stored already (sequence %d) with other bytes (digest %s, this append's %s): another writer, or a retry that rebuilt the entry",
 			ErrConflict, sid, id, seq, got, digest)
@@ -192,7 +192,7 @@ func isConflict(err error) bool {
 }
 
 // rawRecord decodes stored bytes and restores their blobs.
-func (l *JetStreamLog) rawRecord(ctx context.Context, sid string, seq uint64, data []byte) (Record, error) {
+func (l *JetStreamLog) rawRecord(ctx context.Context, sid events.SessionRef, seq uint64, data []byte) (Record, error) {
 	rec, err := decodeRecord(sid, seq, data)
 	if err != nil {
 		return Record{}, err

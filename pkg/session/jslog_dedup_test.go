@@ -64,10 +64,10 @@ func testSameIDOtherBytes(t *testing.T, l *session.JetStreamLog, between func())
 	ctx := t.Context()
 	t.Run("Log", func(t *testing.T) {
 		sid := logtest.SessionID("sameid")
-		head := logtest.AppendChain(ctx, t, l, sid, nil, 1)[0]
+		head := logtest.AppendChain(ctx, t, l, events.DefaultRef(sid), nil, 1)[0]
 		a := logtest.UserEntry("reply", head.Entry.ID, "calls tool A")
 		a.ParentDigest = head.Digest
-		ra, err := l.Append(ctx, sid, head.Seq, a)
+		ra, err := l.Append(ctx, events.DefaultRef(sid), head.Seq, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,17 +77,17 @@ func testSameIDOtherBytes(t *testing.T, l *session.JetStreamLog, between func())
 		}
 		b := logtest.UserEntry("reply", head.Entry.ID, "calls tool B")
 		b.ParentDigest = head.Digest
-		rb, err := l.Append(ctx, sid, head.Seq, b)
+		rb, err := l.Append(ctx, events.DefaultRef(sid), head.Seq, b)
 		if !errors.Is(err, session.ErrConflict) {
 			t.Fatalf("append of id %q with other bytes = seq %d digest %s, %v; want ErrConflict (stored: seq %d digest %s)",
 				b.ID, rb.Seq, rb.Digest, err, ra.Seq, ra.Digest)
 		}
 		// The same bytes again are a retry: the original record.
-		again, err := l.Append(ctx, sid, head.Seq, a)
+		again, err := l.Append(ctx, events.DefaultRef(sid), head.Seq, a)
 		if err != nil || again.Seq != ra.Seq || again.Digest != ra.Digest {
 			t.Fatalf("retry with the same bytes = seq %d digest %s, %v; want seq %d digest %s", again.Seq, again.Digest, err, ra.Seq, ra.Digest)
 		}
-		recs, err := l.Read(ctx, sid, 0)
+		recs, err := l.Read(ctx, events.DefaultRef(sid), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,14 +122,14 @@ func testSameIDOtherBytes(t *testing.T, l *session.JetStreamLog, between func())
 			t.Fatalf("the rebuilt entry under the stored id: %v, want ErrConflict", err)
 		}
 		// The owner reloads and goes on from what the log holds.
-		s, err = session.Load(ctx, l, sid)
+		s, err = session.Load(ctx, l, events.DefaultRef(sid))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Append(ctx, logtest.UserEntry("next", "", "after the reply")); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := l.Read(ctx, sid, 0)
+		recs, err := l.Read(ctx, events.DefaultRef(sid), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func (a *ackLosing) loseNext() {
 	a.mu.Unlock()
 }
 
-func (a *ackLosing) Append(ctx context.Context, sid string, expect uint64, e events.Entry) (session.Record, error) {
+func (a *ackLosing) Append(ctx context.Context, sid events.SessionRef, expect uint64, e events.Entry) (session.Record, error) {
 	rec, err := a.Log.Append(ctx, sid, expect, e)
 	a.mu.Lock()
 	lose := a.lose

@@ -20,8 +20,8 @@ const readBatch = 512
 // Read implements [Log]. A read from the start uses the session's snapshot
 // (see docs/session-log.md) and reads only the entries after it from the
 // stream; it sees every append acknowledged before it began.
-func (l *JetStreamLog) Read(ctx context.Context, sid string, from uint64) ([]Record, error) {
-	if err := events.ValidateSessionID(sid); err != nil {
+func (l *JetStreamLog) Read(ctx context.Context, sid events.SessionRef, from uint64) ([]Record, error) {
+	if err := sid.Validate(); err != nil {
 		return nil, err
 	}
 	subj := l.opts.names.SessionSubject(sid)
@@ -73,8 +73,8 @@ func (l *JetStreamLog) Read(ctx context.Context, sid string, from uint64) ([]Rec
 
 // ReadStream reads session sid's entries from the stream alone, ignoring
 // snapshots, with blobs restored: what an auditor should look at.
-func (l *JetStreamLog) ReadStream(ctx context.Context, sid string) ([]Record, error) {
-	if err := events.ValidateSessionID(sid); err != nil {
+func (l *JetStreamLog) ReadStream(ctx context.Context, sid events.SessionRef) ([]Record, error) {
+	if err := sid.Validate(); err != nil {
 		return nil, err
 	}
 	last, err := l.leaderLast(ctx, l.opts.names.SessionSubject(sid))
@@ -137,7 +137,7 @@ func (l *JetStreamLog) leaderLast(ctx context.Context, subj string) (uint64, err
 // readStream reads the raw records of sid from sequence start through last
 // with batched direct gets. A replica that has not caught up with last yet
 // is asked again until the retry budget runs out.
-func (l *JetStreamLog) readStream(ctx context.Context, sid string, start, last uint64) ([]Record, error) {
+func (l *JetStreamLog) readStream(ctx context.Context, sid events.SessionRef, start, last uint64) ([]Record, error) {
 	subj := l.opts.names.SessionSubject(sid)
 	var seqs []uint64
 	var raws [][]byte
@@ -189,11 +189,11 @@ func (l *JetStreamLog) readStream(ctx context.Context, sid string, start, last u
 
 // Watch implements [Log] with an ordered consumer (in memory, removed when
 // the loop ends).
-func (l *JetStreamLog) Watch(ctx context.Context, sid string, from uint64) iter.Seq2[Record, error] {
+func (l *JetStreamLog) Watch(ctx context.Context, sid events.SessionRef, from uint64) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		filter := l.opts.names.AllSessions()
-		if sid != "" {
-			if err := events.ValidateSessionID(sid); err != nil {
+		if sid != (events.SessionRef{}) {
+			if err := sid.Validate(); err != nil {
 				yield(Record{}, err)
 				return
 			}
@@ -242,13 +242,13 @@ func (l *JetStreamLog) Watch(ctx context.Context, sid string, from uint64) iter.
 	}
 }
 
-// Sessions lists the ids of every session in the log.
-func (l *JetStreamLog) Sessions(ctx context.Context) ([]string, error) {
+// Sessions lists every session in the log.
+func (l *JetStreamLog) Sessions(ctx context.Context) ([]events.SessionRef, error) {
 	info, err := l.stream.Info(ctx, jetstream.WithSubjectFilter(l.opts.names.AllSessions()))
 	if err != nil {
 		return nil, fmt.Errorf("session: list sessions: %w", err)
 	}
-	ids := make([]string, 0, len(info.State.Subjects))
+	ids := make([]events.SessionRef, 0, len(info.State.Subjects))
 	for subj := range info.State.Subjects {
 		if sid, ok := events.SessionOf(subj); ok {
 			ids = append(ids, sid)

@@ -11,6 +11,8 @@ import (
 // Log is the append-only store of session entries: one ordered sequence per
 // session, all of them interleaved in one global order.
 //
+// Sessions are named by [events.SessionRef]: tenant and id.
+//
 // Append adds e to session sid if the sequence of the session's last entry is
 // still expect (0: the session must be empty). It returns the stored record;
 // an append of an entry id already in the session at its end (a retry after a
@@ -21,18 +23,18 @@ import (
 // (0 or 1: all of them), in order, large parts restored.
 //
 // Watch yields records as they are appended, from sequence from on (0: from
-// the start), for one session or, with sid "", for every session in global
+// the start), for one session or, with the zero SessionRef, for every session in global
 // order. It ends when ctx is done (yielding ctx's error) or when the caller
 // stops the loop.
 type Log interface {
-	Append(ctx context.Context, sid string, expect uint64, e events.Entry) (Record, error)
-	Read(ctx context.Context, sid string, from uint64) ([]Record, error)
-	Watch(ctx context.Context, sid string, from uint64) iter.Seq2[Record, error]
+	Append(ctx context.Context, sid events.SessionRef, expect uint64, e events.Entry) (Record, error)
+	Read(ctx context.Context, sid events.SessionRef, from uint64) ([]Record, error)
+	Watch(ctx context.Context, sid events.SessionRef, from uint64) iter.Seq2[Record, error]
 }
 
 // Record is one entry as the log stores it.
 type Record struct {
-	Session string
+	Session events.SessionRef
 	// Seq is the entry's position in the global order (the stream sequence);
 	// within a session it only grows.
 	Seq uint64
@@ -62,8 +64,8 @@ var (
 )
 
 // validateAppend checks the arguments every Log implementation refuses.
-func validateAppend(sid string, e *events.Entry) error {
-	if err := events.ValidateSessionID(sid); err != nil {
+func validateAppend(sid events.SessionRef, e *events.Entry) error {
+	if err := sid.Validate(); err != nil {
 		return err
 	}
 	if err := events.ValidateEntryID(e.ID); err != nil {

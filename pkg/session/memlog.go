@@ -23,16 +23,16 @@ type MemLog struct {
 
 	mu struct {
 		sync.Mutex
-		recs    []memRec          // index i holds sequence i+1
-		last    map[string]uint64 // session -> sequence of its last entry
-		bySess  map[string][]uint64
+		recs    []memRec                     // index i holds sequence i+1
+		last    map[events.SessionRef]uint64 // session -> sequence of its last entry
+		bySess  map[events.SessionRef][]uint64
 		ids     map[string]uint64 // events.MsgID -> sequence
 		changed chan struct{}     // closed and replaced on every append
 	}
 }
 
 type memRec struct {
-	sid  string
+	sid  events.SessionRef
 	data []byte
 }
 
@@ -47,15 +47,15 @@ func NewMemLog(maxPayload int, blobs BlobStore) *MemLog {
 		blobs = new(MemBlobs)
 	}
 	l := &MemLog{maxPayload: maxPayload, blobs: blobs}
-	l.mu.last = make(map[string]uint64)
-	l.mu.bySess = make(map[string][]uint64)
+	l.mu.last = make(map[events.SessionRef]uint64)
+	l.mu.bySess = make(map[events.SessionRef][]uint64)
 	l.mu.ids = make(map[string]uint64)
 	l.mu.changed = make(chan struct{})
 	return l
 }
 
 // Append implements [Log].
-func (l *MemLog) Append(ctx context.Context, sid string, expect uint64, e events.Entry) (Record, error) {
+func (l *MemLog) Append(ctx context.Context, sid events.SessionRef, expect uint64, e events.Entry) (Record, error) {
 	if err := validateAppend(sid, &e); err != nil {
 		return Record{}, err
 	}
@@ -84,7 +84,7 @@ func (l *MemLog) Append(ctx context.Context, sid string, expect uint64, e events
 	return l.record(ctx, sid, seq, data)
 }
 
-func (l *MemLog) record(ctx context.Context, sid string, seq uint64, data []byte) (Record, error) {
+func (l *MemLog) record(ctx context.Context, sid events.SessionRef, seq uint64, data []byte) (Record, error) {
 	r, err := decodeRecord(sid, seq, data)
 	if err != nil {
 		return Record{}, err
@@ -96,8 +96,8 @@ func (l *MemLog) record(ctx context.Context, sid string, seq uint64, data []byte
 }
 
 // Read implements [Log].
-func (l *MemLog) Read(ctx context.Context, sid string, from uint64) ([]Record, error) {
-	if err := events.ValidateSessionID(sid); err != nil {
+func (l *MemLog) Read(ctx context.Context, sid events.SessionRef, from uint64) ([]Record, error) {
+	if err := sid.Validate(); err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
@@ -125,10 +125,10 @@ func (l *MemLog) Read(ctx context.Context, sid string, from uint64) ([]Record, e
 }
 
 // Watch implements [Log].
-func (l *MemLog) Watch(ctx context.Context, sid string, from uint64) iter.Seq2[Record, error] {
+func (l *MemLog) Watch(ctx context.Context, sid events.SessionRef, from uint64) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
-		if sid != "" {
-			if err := events.ValidateSessionID(sid); err != nil {
+		if sid != (events.SessionRef{}) {
+			if err := sid.Validate(); err != nil {
 				yield(Record{}, err)
 				return
 			}
@@ -144,7 +144,7 @@ func (l *MemLog) Watch(ctx context.Context, sid string, from uint64) iter.Seq2[R
 			changed := l.mu.changed
 			l.mu.Unlock()
 			for i, m := range batch {
-				if sid != "" && m.sid != sid {
+				if sid != (events.SessionRef{}) && m.sid != sid {
 					continue
 				}
 				rec, err := l.record(ctx, m.sid, first+uint64(i), m.data)

@@ -53,7 +53,7 @@ func writerProcess() int {
 		fmt.Println("log:", err)
 		return 1
 	}
-	s, err := session.Load(ctx, l, sid)
+	s, err := session.Load(ctx, l, events.DefaultRef(sid))
 	if err != nil {
 		fmt.Println("load:", err)
 		return 1
@@ -73,7 +73,7 @@ func writerProcess() int {
 			i++
 		case errors.Is(err, session.ErrConflict):
 			conflicts++
-			if s, err = session.Load(ctx, l, sid); err != nil {
+			if s, err = session.Load(ctx, l, events.DefaultRef(sid)); err != nil {
 				fmt.Println("reload:", err)
 				return 1
 			}
@@ -163,7 +163,7 @@ func TestTwoProcessesAppendToOneSession(t *testing.T) {
 	if conflicts[0]+conflicts[1] == 0 {
 		t.Fatal("no writer saw ErrConflict, but both appended from the same state")
 	}
-	recs, err := l.Read(ctx, "shared", 0)
+	recs, err := l.Read(ctx, events.DefaultRef("shared"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

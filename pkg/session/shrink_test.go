@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"reflect"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestShrunkSessionAnswersAsLoaded(t *testing.T) {
 	}
 	loaded := func() *session.Session {
 		t.Helper()
-		ls, err := session.Load(ctx, l, "s1")
+		ls, err := session.Load(ctx, l, events.DefaultRef("s1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ type snapshotSpy struct {
 	got *[]session.Record
 }
 
-func (s snapshotSpy) WriteSnapshot(_ context.Context, _ string, recs []session.Record) error {
+func (s snapshotSpy) WriteSnapshot(_ context.Context, _ events.SessionRef, recs []session.Record) error {
 	*s.got = append([]session.Record(nil), recs...)
 	return nil
 }

@@ -9,10 +9,12 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairn-agents/cairn/pkg/events"
 )
 
 // A snapshot is a prefix of one session's log kept as one object, named by
-// the session id, in the snapshots bucket: one line per entry, the stream
+// the session's <tenant>.<sid>, in the snapshots bucket: one line per entry, the stream
 // sequence, a space, and the stored bytes. Objects are stored contiguously,
 // so reading one costs the same whatever else the session stream holds; only
 // the entries after it are read from the stream. Snapshots are a cache: a
@@ -20,11 +22,11 @@ import (
 // and ignores a snapshot that does not fit the log.
 
 // loadSnapshot returns the records of sid's snapshot (nil if it has none).
-func (l *JetStreamLog) loadSnapshot(ctx context.Context, sid string) ([]Record, error) {
+func (l *JetStreamLog) loadSnapshot(ctx context.Context, sid events.SessionRef) ([]Record, error) {
 	var data []byte
 	err := l.retry(ctx, func(ctx context.Context) error {
 		var err error
-		data, err = l.snaps.GetBytes(ctx, sid)
+		data, err = l.snaps.GetBytes(ctx, sid.String())
 		return err
 	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -40,7 +42,7 @@ func (l *JetStreamLog) loadSnapshot(ctx context.Context, sid string) ([]Record, 
 	return recs, nil
 }
 
-func parseSnapshot(sid string, data []byte) ([]Record, error) {
+func parseSnapshot(sid events.SessionRef, data []byte) ([]Record, error) {
 	var seqs []uint64
 	var raws [][]byte
 	for len(data) > 0 {
@@ -76,7 +78,7 @@ func parseSnapshot(sid string, data []byte) ([]Record, error) {
 // first entry on, in order, as its snapshot. A writer that holds the whole
 // session in memory may call it now and then so that cold loads stay fast;
 // reads write one themselves when they find a long tail after the last.
-func (l *JetStreamLog) WriteSnapshot(ctx context.Context, sid string, recs []Record) error {
+func (l *JetStreamLog) WriteSnapshot(ctx context.Context, sid events.SessionRef, recs []Record) error {
 	if l.snaps == nil || len(recs) == 0 {
 		return nil
 	}
@@ -88,11 +90,11 @@ func (l *JetStreamLog) WriteSnapshot(ctx context.Context, sid string, recs []Rec
 		b.WriteByte('\n')
 	}
 	return l.retry(ctx, func(ctx context.Context) error {
-		_, err := l.snaps.Put(ctx, jetstream.ObjectMeta{Name: sid}, io.NopCloser(bytes.NewReader(b.Bytes())))
+		_, err := l.snaps.Put(ctx, jetstream.ObjectMeta{Name: sid.String()}, io.NopCloser(bytes.NewReader(b.Bytes())))
 		return err
 	})
 }
 
-func (l *JetStreamLog) writeSnapshot(ctx context.Context, sid string, recs []Record) error {
+func (l *JetStreamLog) writeSnapshot(ctx context.Context, sid events.SessionRef, recs []Record) error {
 	return l.WriteSnapshot(ctx, sid, recs)
 }

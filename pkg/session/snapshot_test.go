@@ -22,8 +22,8 @@ func TestSnapshotsServeColdLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := "snap"
-	recs := logtest.AppendChain(ctx, t, l, sid, nil, 25)
-	got, err := l.Read(ctx, sid, 0) // 25 >= 10: writes the snapshot
+	recs := logtest.AppendChain(ctx, t, l, events.DefaultRef(sid), nil, 25)
+	got, err := l.Read(ctx, events.DefaultRef(sid), 0) // 25 >= 10: writes the snapshot
 	if err != nil || len(got) != 25 {
 		t.Fatalf("first read: %d records, %v", len(got), err)
 	}
@@ -31,10 +31,10 @@ func TestSnapshotsServeColdLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := obs.GetInfo(ctx, sid); err != nil {
+	if _, err := obs.GetInfo(ctx, events.DefaultRef(sid).String()); err != nil {
 		t.Fatalf("no snapshot after a long read: %v", err)
 	}
-	more := logtest.AppendChain(ctx, t, l, sid, &recs[24], 3)
+	more := logtest.AppendChain(ctx, t, l, events.DefaultRef(sid), &recs[24], 3)
 	all := append(recs, more...)
 
 	// Delete an entry the snapshot covers from the stream: a read through
@@ -46,14 +46,14 @@ func TestSnapshotsServeColdLoads(t *testing.T) {
 	if err := st.DeleteMsg(ctx, recs[5].Seq); err != nil {
 		t.Fatal(err)
 	}
-	got, err = l.Read(ctx, sid, 0)
+	got, err = l.Read(ctx, events.DefaultRef(sid), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != len(all) || got[5].Entry.ID != recs[5].Entry.ID || got[27].Entry.ID != more[2].Entry.ID {
 		t.Fatalf("read through the snapshot: %d records, want %d", len(got), len(all))
 	}
-	raw, err := l.ReadStream(ctx, sid)
+	raw, err := l.ReadStream(ctx, events.DefaultRef(sid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +65,19 @@ func TestSnapshotsServeColdLoads(t *testing.T) {
 	}
 
 	// A snapshot of another log (here: another session's) is ignored.
-	logtest.AppendChain(ctx, t, l, "other", nil, 12)
-	if _, err := l.Read(ctx, "other", 0); err != nil {
+	logtest.AppendChain(ctx, t, l, events.DefaultRef("other"), nil, 12)
+	if _, err := l.Read(ctx, events.DefaultRef("other"), 0); err != nil {
 		t.Fatal(err)
 	}
-	data, err := obs.GetBytes(ctx, "other")
+	data, err := obs.GetBytes(ctx, events.DefaultRef("other").String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := obs.PutBytes(ctx, "third", data); err != nil {
+	if _, err := obs.PutBytes(ctx, events.DefaultRef("third").String(), data); err != nil {
 		t.Fatal(err)
 	}
-	third := logtest.AppendChain(ctx, t, l, "third", nil, 4)
-	got, err = l.Read(ctx, "third", 0)
+	third := logtest.AppendChain(ctx, t, l, events.DefaultRef("third"), nil, 4)
+	got, err = l.Read(ctx, events.DefaultRef("third"), 0)
 	if err != nil || len(got) != 4 || got[0].Entry.ID != third[0].Entry.ID {
 		t.Fatalf("read with a foreign snapshot: %d records, %v", len(got), err)
 	}
@@ -112,7 +112,7 @@ func TestSessionSnapshot(t *testing.T) {
 	if err := st.DeleteMsg(ctx, s.Records()[2].Seq); err != nil {
 		t.Fatal(err)
 	}
-	re, err := session.Load(ctx, l, "settled")
+	re, err := session.Load(ctx, l, events.DefaultRef("settled"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 // startAppend opens the span of one append (see package telemetry).
-func startAppend(ctx context.Context, sid string, e *events.Entry) (context.Context, trace.Span) {
+func startAppend(ctx context.Context, sid events.SessionRef, e *events.Entry) (context.Context, trace.Span) {
 	return telemetry.Tracer().Start(ctx, telemetry.SpanAppend, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
-		attribute.String(telemetry.AttrSession, sid), attribute.String(telemetry.AttrEntryType, string(e.Type))))
+		attribute.String(telemetry.AttrSession, sid.ID), attribute.String(telemetry.AttrEntryType, string(e.Type))))
 }
 
 // endAppend records the outcome: ok with the stream sequence, conflict, or error.

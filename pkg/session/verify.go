@@ -16,7 +16,7 @@ const (
 // ChainError is a break in a session's hash chain: which entry, at which
 // sequence, and what kind of tampering explains it.
 type ChainError struct {
-	Session string
+	Session events.SessionRef
 	Kind    string // ProblemEdited, ProblemRemoved or ProblemReordered
 	EntryID string // the entry the problem is about
 	Seq     uint64 // its sequence
@@ -24,7 +24,7 @@ type ChainError struct {
 }
 
 func (e *ChainError) Error() string {
-	return fmt.Sprintf("session %s: entry %s (sequence %d) %s: %s", e.Session, e.EntryID, e.Seq, e.Kind, e.Detail)
+	return fmt.Sprintf("session %s: entry %s (sequence %d) %s: %s", e.Session.ID, e.EntryID, e.Seq, e.Kind, e.Detail)
 }
 
 // Is makes errors.Is(err, ErrCorrupt) hold for a ChainError.

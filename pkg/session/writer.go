@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ var ErrUnknownEntry = sessiontree.ErrUnknownEntry
 // A Session is not safe for concurrent use: it has one owner (the writer).
 type Session struct {
 	log  Log
-	id   string
+	id   events.SessionRef
 	recs []Record
 	// kinds maps every tree entry id to its type, to validate appends
 	// without rebuilding the index.
@@ -53,7 +54,8 @@ type Session struct {
 var now = time.Now
 
 // Create appends the `session` header h as the first entry of a new session
-// whose id is h.ID. Type, Version (pi's format version) and Timestamp are
+// whose id is h.ID in tenant h.Tenant (empty: [events.DefaultTenant], and
+// recorded so). Type, Version (pi's format version) and Timestamp are
 // filled in when empty. It fails with [ErrConflict] if the session exists,
 // unless its header is h itself (a retried create).
 func Create(ctx context.Context, log Log, h events.Entry) (*Session, error) {
@@ -63,7 +65,11 @@ func Create(ctx context.Context, log Log, h events.Entry) (*Session, error) {
 	if h.Type != events.EntrySession {
 		return nil, &events.FieldError{Field: "type", Problem: fmt.Sprintf("a session starts with a %q entry, got %q", events.EntrySession, h.Type)}
 	}
-	if err := events.ValidateSessionID(h.ID); err != nil {
+	if h.Tenant == "" {
+		h.Tenant = events.DefaultTenant
+	}
+	ref := events.SessionRef{Tenant: h.Tenant, ID: h.ID}
+	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
 	if h.Version == 0 {
@@ -77,7 +83,7 @@ func Create(ctx context.Context, log Log, h events.Entry) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := log.Append(ctx, h.ID, 0, h)
+	rec, err := log.Append(ctx, ref, 0, h)
 	if errors.Is(err, ErrConflict) {
 		return nil, fmt.Errorf("%w: session %s already exists", ErrConflict, h.ID)
 	}
@@ -89,13 +95,13 @@ func Create(ctx context.Context, log Log, h events.Entry) (*Session, error) {
 		// create, a different one is another session of that id.
 		return nil, fmt.Errorf("%w: session %s already exists", ErrConflict, h.ID)
 	}
-	return &Session{log: log, id: h.ID, recs: []Record{rec}, kinds: map[string]string{}}, nil
+	return &Session{log: log, id: ref, recs: []Record{rec}, kinds: map[string]string{}}, nil
 }
 
 // Load reads session sid from the log. A session with no entries fails with
 // [ErrNotFound]; one that does not start with its header, or whose entries
 // do not form a tree, with [ErrCorrupt].
-func Load(ctx context.Context, log Log, sid string) (*Session, error) {
+func Load(ctx context.Context, log Log, sid events.SessionRef) (*Session, error) {
 	recs, err := log.Read(ctx, sid, 0)
 	if err != nil {
 		return nil, err
@@ -106,9 +112,14 @@ func Load(ctx context.Context, log Log, sid string) (*Session, error) {
 	return fromRecords(log, sid, recs)
 }
 
-func fromRecords(log Log, sid string, recs []Record) (*Session, error) {
-	if h := recs[0].Entry; h.Type != events.EntrySession || h.ID != sid {
+func fromRecords(log Log, sid events.SessionRef, recs []Record) (*Session, error) {
+	h := recs[0].Entry
+	if h.Type != events.EntrySession || h.ID != sid.ID {
 		return nil, fmt.Errorf("%w: session %s starts with a %q entry %q, want its %q header", ErrCorrupt, sid, h.Type, h.ID, events.EntrySession)
+	}
+	// A header without a tenant was written before tenants: the default's.
+	if t := cmp.Or(h.Tenant, events.DefaultTenant); t != sid.Tenant {
+		return nil, fmt.Errorf("%w: session %s records tenant %q in its header", ErrCorrupt, sid, t)
 	}
 	s := &Session{log: log, id: sid, recs: recs, kinds: make(map[string]string, len(recs))}
 	if _, err := s.Index(); err != nil {
@@ -120,8 +131,11 @@ func fromRecords(log Log, sid string, recs []Record) (*Session, error) {
 	return s, nil
 }
 
-// ID is the session id.
-func (s *Session) ID() string { return s.id }
+// ID is the session id (unique within its tenant).
+func (s *Session) ID() string { return s.id.ID }
+
+// Ref is the session's tenant and id.
+func (s *Session) Ref() events.SessionRef { return s.id }
 
 // Header is the session's `session` entry.
 func (s *Session) Header() events.Entry {
@@ -276,7 +290,7 @@ func (s *Session) check(e *events.Entry) error {
 	if err := events.ValidateEntryID(e.ID); err != nil {
 		return err
 	}
-	if _, dup := s.kinds[e.ID]; dup || e.ID == s.id {
+	if _, dup := s.kinds[e.ID]; dup || e.ID == s.id.ID {
 		return fmt.Errorf("%w: session %s already has an entry %q", ErrDuplicate, s.id, e.ID)
 	}
 	if e.ParentID != nil {
@@ -342,7 +356,7 @@ func (s *Session) Navigate(ctx context.Context, target *string, summary string, 
 	return s.AppendExact(ctx, events.Entry{Type: events.EntryBranchSummary, ParentID: clonePtr(target), FromID: from, Summary: summary, Details: details})
 }
 
-// Fork creates session newID in log (which may be s's own) holding a copy
+// Fork creates session newID of s's tenant in log (which may be s's own) holding a copy
 // of the path from a root to entry at (at == "": the active path), its
 // header recording s as ParentSession. Entries keep their ids; `label` and
 // `leaf` entries whose target is not on the path are left out, and what
@@ -359,7 +373,8 @@ func (s *Session) Fork(ctx context.Context, log Log, newID, at string) (*Session
 		return nil, err
 	}
 	h := s.Header()
-	h.ID, h.ParentSession, h.Timestamp, h.Extra = newID, s.id, "", nil
+	h.ID, h.ParentSession, h.Timestamp, h.Extra = newID, s.id.ID, "", nil
+	h.Tenant = s.id.Tenant // a fork stays in its tenant
 	h.Labels = cloneMap(h.Labels)
 	f, err := Create(ctx, log, h)
 	if err != nil {
@@ -411,7 +426,7 @@ func cloneMap(m map[string]string) map[string]string {
 // Snapshotter is the optional power of a [Log] to keep a snapshot of a
 // session for fast cold loads ([JetStreamLog] has it).
 type Snapshotter interface {
-	WriteSnapshot(ctx context.Context, sid string, recs []Record) error
+	WriteSnapshot(ctx context.Context, sid events.SessionRef, recs []Record) error
 }
 
 // Snapshot stores the session as it is now as its snapshot, if the log keeps

@@ -57,7 +57,7 @@ func TestSessionCreateAppendLoad(t *testing.T) {
 	if leafOf(s) != "b" {
 		t.Fatalf("leaf = %s, want b", leafOf(s))
 	}
-	got, err := session.Load(ctx, l, "s1")
+	got, err := session.Load(ctx, l, events.DefaultRef("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSessionCreateAppendLoad(t *testing.T) {
 	if probs := session.VerifyChain(got.Records()); probs != nil {
 		t.Fatalf("chain: %v", probs[0])
 	}
-	if _, err := session.Load(ctx, l, "nobody"); !errors.Is(err, session.ErrNotFound) {
+	if _, err := session.Load(ctx, l, events.DefaultRef("nobody")); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("load of an unknown session = %v, want ErrNotFound", err)
 	}
 }
@@ -93,7 +93,7 @@ func TestSessionMoveToIsDurable(t *testing.T) {
 		// the leaf entry hangs under c, the leaf when it was written
 		t.Fatalf("children of a = %v, %v; want [b d]", kids, err)
 	}
-	re, err := session.Load(ctx, l, "s2")
+	re, err := session.Load(ctx, l, events.DefaultRef("s2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSessionMoveToIsDurable(t *testing.T) {
 	if !slices.Equal(roots, []string{"a", "root2"}) {
 		t.Fatalf("roots = %v, want [a root2]", roots)
 	}
-	again, err := session.Load(ctx, l, "s2")
+	again, err := session.Load(ctx, l, events.DefaultRef("s2"))
 	if err != nil || leafOf(again) != "root2" {
 		t.Fatalf("reloaded leaf = %s, %v; want root2", leafOf(again), err)
 	}
@@ -152,7 +152,7 @@ func TestSessionLabelsAndNavigate(t *testing.T) {
 	if leafOf(s) != r.Entry.ID {
 		t.Fatalf("leaf = %s, want the summary %s", leafOf(s), r.Entry.ID)
 	}
-	re, err := session.Load(ctx, l, "s3")
+	re, err := session.Load(ctx, l, events.DefaultRef("s3"))
 	if err != nil || leafOf(re) != r.Entry.ID {
 		t.Fatalf("reloaded leaf = %s, %v", leafOf(re), err)
 	}
@@ -190,7 +190,7 @@ func TestSessionRefusesBadAppends(t *testing.T) {
 	if _, err := s.AppendExact(ctx, e); !errors.Is(err, session.ErrUnknownEntry) {
 		t.Errorf("unknown parent: %v, want ErrUnknownEntry", err)
 	}
-	if got, _ := l.Read(ctx, "s4", 0); len(got) != n {
+	if got, _ := l.Read(ctx, events.DefaultRef("s4"), 0); len(got) != n {
 		t.Fatalf("refused appends wrote: log has %d records, want %d", len(got), n)
 	}
 }
@@ -199,7 +199,7 @@ func TestSessionLosesRaceAndStops(t *testing.T) {
 	ctx := context.Background()
 	l := session.NewMemLog(0, nil)
 	s := newSession(t, l, "s5")
-	other, err := session.Load(ctx, l, "s5")
+	other, err := session.Load(ctx, l, events.DefaultRef("s5"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestSessionLosesRaceAndStops(t *testing.T) {
 	if _, err := s.Append(ctx, userMsg("later", "third")); !errors.Is(err, session.ErrConflict) {
 		t.Fatalf("lost writer = %v, want ErrConflict", err)
 	}
-	got, _ := l.Read(ctx, "s5", 0)
+	got, _ := l.Read(ctx, events.DefaultRef("s5"), 0)
 	if len(got) != 2 || got[1].Entry.ID != "mine" {
 		t.Fatalf("log = %d records, want header and mine", len(got))
 	}
@@ -252,7 +252,7 @@ func TestSessionFork(t *testing.T) {
 	if p := f.Entries()[4].ParentID; p == nil || *p != "d" {
 		t.Fatalf("e's parent in the fork = %v, want d (the skipped label's parent)", p)
 	}
-	re, err := session.Load(ctx, l, "s6-fork")
+	re, err := session.Load(ctx, l, events.DefaultRef("s6-fork"))
 	if err != nil || leafOf(re) != "e" {
 		t.Fatalf("reloaded fork leaf %s, %v", leafOf(re), err)
 	}

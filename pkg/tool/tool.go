@@ -43,6 +43,8 @@ type Call struct {
 	Name      string          // tool name
 	Arguments json.RawMessage // a JSON object
 	SessionID string
+	// Tenant is the session's tenant ("" means events.DefaultTenant).
+	Tenant string
 	// Workspace is the absolute directory the call is confined to.
 	Workspace string
 }

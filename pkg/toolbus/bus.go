@@ -62,15 +62,21 @@ func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 // Names returns the names the bus uses.
 func (b *Bus) Names() events.Names { return b.names }
 
-// CallMsgID is the Nats-Msg-Id of the call toolCallID of session sid. Tool
-// call ids are only unique within a session, so the session scopes them.
-func CallMsgID(sid, toolCallID string) string { return "call." + sid + "." + toolCallID }
+// CallMsgID is the Nats-Msg-Id of the call toolCallID of session r. Tool
+// call ids are only unique within a session, so the session (tenant and
+// id) scopes them: call.<tenant>.<sid>.<toolCallID>.
+func CallMsgID(r events.SessionRef, toolCallID string) string {
+	return "call." + r.String() + "." + toolCallID
+}
 
 // ResultMsgID is the Nats-Msg-Id of the result of call toolCallID of session
-// sid: derived from the call, so a result published twice is stored once.
-func ResultMsgID(sid, toolCallID string) string { return "result." + sid + "." + toolCallID }
+// r: derived from the call, so a result published twice is stored once.
+func ResultMsgID(r events.SessionRef, toolCallID string) string {
+	return "result." + r.String() + "." + toolCallID
+}
 
-// startKey is the key of a call's start record in the cairn_toolstarts bucket.
-func startKey(sid, toolCallID string) string {
-	return sid + "." + events.DeriveID("toolstart", sid, toolCallID)
+// startKey is the key of a call's start record in the cairn_toolstarts
+// bucket: <tenant>.<sid>.<digest of the call>.
+func startKey(r events.SessionRef, toolCallID string) string {
+	return r.String() + "." + events.DeriveID("toolstart", r.String(), toolCallID)
 }

@@ -14,8 +14,9 @@ import (
 // Dispatch publishes call for the workers of pool and returns once
 // CAIRN_TOOLS has stored it. Publishing the same call again (same session and
 // tool call id) within the stream's duplicate window stores nothing new, so a
-// retried dispatch is safe. Dispatched is set to now if empty. The result
-// arrives on cairn.result.<sid>; see [Bus.ConsumeResults].
+// retried dispatch is safe. Dispatched is set to now if empty. The call is
+// published on cairn.tool.<pool>.<tenant>.<tool>; the result arrives on
+// cairn.result.<tenant>.<sid>; see [Bus.ConsumeResults].
 func (b *Bus) Dispatch(ctx context.Context, pool string, call events.ToolCall) error {
 	msg, err := b.callMsg(pool, call)
 	if err != nil {
@@ -50,26 +51,27 @@ func (b *Bus) callMsg(pool string, call events.ToolCall) (*nats.Msg, error) {
 	if _, err := events.DecodeToolCall(data); err != nil {
 		return nil, err
 	}
-	msg := nats.NewMsg(b.names.ToolSubject(pool, call.Name))
+	r := call.Session()
+	msg := nats.NewMsg(b.names.ToolSubject(pool, r.Tenant, call.Name))
 	msg.Data = data
-	msg.Header.Set(events.HeaderMsgID, CallMsgID(call.SessionID, call.ToolCallID))
+	msg.Header.Set(events.HeaderMsgID, CallMsgID(r, call.ToolCallID))
 	return msg, nil
 }
 
-// CancelRequest is the body of a message on cairn.cancel.<sid>. An empty list
+// CancelRequest is the body of a message on cairn.cancel.<tenant>.<sid>. An empty list
 // (or an empty body) cancels every running call of the session.
 type CancelRequest struct {
 	ToolCallIDs []string `json:"toolCallIds,omitempty"`
 	Reason      string   `json:"reason,omitempty"`
 }
 
-// Cancel asks every worker to cancel the running calls of session sid (all of
+// Cancel asks every worker to cancel the running calls of session r (all of
 // them when toolCallIDs is empty). It is core NATS, fire and forget: a worker
 // that is disconnected at that moment misses it and the call runs to its
 // timeout. A cancelled call still gets its one result, an error saying it was
 // cancelled. Calls still waiting in the queue are not affected.
-func (b *Bus) Cancel(ctx context.Context, sid string, toolCallIDs ...string) error {
-	if err := events.ValidateSessionID(sid); err != nil {
+func (b *Bus) Cancel(ctx context.Context, sid events.SessionRef, toolCallIDs ...string) error {
+	if err := sid.Validate(); err != nil {
 		return err
 	}
 	data, err := json.Marshal(CancelRequest{ToolCallIDs: toolCallIDs, Reason: "session aborted"})

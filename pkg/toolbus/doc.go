@@ -12,12 +12,12 @@
 // reads results, [Bus.Cancel] cancels a session's running calls, and
 // [Remote] wraps a registered tool as a [tool.Tool] that runs on the bus.
 //
-// Calls go to the work-queue stream CAIRN_TOOLS on cairn.tool.<pool>.<tool>;
+// Calls go to the work-queue stream CAIRN_TOOLS on cairn.tool.<pool>.<tenant>.<tool>;
 // every worker of a pool shares one durable pull consumer, so a call is
 // delivered to one worker at a time. Results go to the stream CAIRN_RESULTS
-// on cairn.result.<sid>; partial updates go to cairn.events.<sid> as
+// on cairn.result.<tenant>.<sid>; partial updates go to cairn.events.<tenant>.<sid> as
 // tool_execution_update events; cancellation is core NATS on
-// cairn.cancel.<sid>.
+// cairn.cancel.<tenant>.<sid>.
 //
 // # Ordering
 //

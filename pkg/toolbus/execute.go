@@ -31,7 +31,7 @@ func (s *Server) execute(parent context.Context, call events.ToolCall, t tool.To
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	untrack := s.track(call.SessionID, call.ToolCallID, cancel)
+	untrack := s.track(call.Session(), call.ToolCallID, cancel)
 	defer untrack()
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, timeoutError{timeout})
 	defer cancelTimeout()
@@ -44,7 +44,7 @@ func (s *Server) execute(parent context.Context, call events.ToolCall, t tool.To
 		}
 	}
 	res, err := runTool(ctx, t, tool.Call{ID: call.ToolCallID, Name: call.Name, Arguments: call.Arguments,
-		SessionID: call.SessionID, Workspace: workspace}, onUpdate)
+		SessionID: call.SessionID, Tenant: call.Session().Tenant, Workspace: workspace}, onUpdate)
 	open.Store(false)
 	if err == nil {
 		return res, false
@@ -82,7 +82,7 @@ func (s *Server) publishUpdate(call events.ToolCall, r tool.Result) {
 			Content: events.Content{Blocks: r.Content}, Details: r.Details, IsError: r.IsError, Timestamp: time.Now().UnixMilli()}}
 	data, err := ev.Encode()
 	if err == nil {
-		err = s.bus.nc.Publish(s.bus.names.EventSubject(call.SessionID), data)
+		err = s.bus.nc.Publish(s.bus.names.EventSubject(call.Session()), data)
 	}
 	if err != nil {
 		s.log.Debug("partial update dropped", "toolCall", call.ToolCallID, "err", err)

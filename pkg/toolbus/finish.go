@@ -24,7 +24,7 @@ func (s *Server) finish(msg jetstream.Msg, call events.ToolCall, r tool.Result, 
 // key is set) and only then acknowledges the message. If the result cannot be
 // stored the message is handed back, to be answered on redelivery.
 func (s *Server) finishKeyed(msg jetstream.Msg, call events.ToolCall, r tool.Result, d time.Duration, interrupted bool, key string) {
-	tr := events.ToolResult{SessionID: call.SessionID, ToolCallID: call.ToolCallID, ToolName: call.Name,
+	tr := events.ToolResult{Tenant: call.Tenant, SessionID: call.SessionID, ToolCallID: call.ToolCallID, ToolName: call.Name,
 		Content: r.Content, Details: r.Details, IsError: r.IsError, Terminate: r.Terminate,
 		Interrupted: interrupted, DurationMs: d.Milliseconds(), Worker: s.w.Name}
 	data, err := tr.Encode()
@@ -35,13 +35,13 @@ func (s *Server) finishKeyed(msg jetstream.Msg, call events.ToolCall, r tool.Res
 		data, err = tr.Encode()
 	}
 	if err != nil {
-		tr = events.ToolResult{SessionID: call.SessionID, ToolCallID: call.ToolCallID, ToolName: call.Name,
+		tr = events.ToolResult{Tenant: call.Tenant, SessionID: call.SessionID, ToolCallID: call.ToolCallID, ToolName: call.Name,
 			Content: []events.Block{events.TextBlock("tool result could not be encoded: " + err.Error())}, IsError: true, Worker: s.w.Name}
 		data, _ = tr.Encode()
 	}
-	m := nats.NewMsg(s.bus.names.ResultSubject(call.SessionID))
+	m := nats.NewMsg(s.bus.names.ResultSubject(call.Session()))
 	m.Data = data
-	m.Header.Set(events.HeaderMsgID, ResultMsgID(call.SessionID, call.ToolCallID))
+	m.Header.Set(events.HeaderMsgID, ResultMsgID(call.Session(), call.ToolCallID))
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err = s.bus.js.PublishMsg(ctx, m)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 	if meta, err := msg.Metadata(); err == nil {
 		delivered = meta.NumDelivered
 	}
-	subjectTool := msg.Subject()[strings.LastIndexByte(msg.Subject(), '.')+1:]
+	subjectTenant, subjectTool := subjectTail(msg.Subject())
 	call, err := events.DecodeToolCall(msg.Data())
 	if err == nil {
 		err = validateCallID(call.ToolCallID)
@@ -29,7 +30,7 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 		s.refuse(msg, subjectTool, err)
 		return
 	}
-	log := s.log.With("session", call.SessionID, "toolCall", call.ToolCallID, "tool", call.Name, "delivery", delivered)
+	log := s.log.With("tenant", call.Session().Tenant, "session", call.SessionID, "toolCall", call.ToolCallID, "tool", call.Name, "delivery", delivered)
 	span := startRun(msg, call, s.w.Name, delivered)
 	defer span.End()
 	fail := func(format string, args ...any) {
@@ -39,13 +40,21 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 		fail("tool call names tool %q but was published on %s, the subject of tool %q", call.Name, msg.Subject(), subjectTool)
 		return
 	}
+	if tenant := call.Session().Tenant; tenant != subjectTenant {
+		fail("tool call of a session of tenant %q was published on %s, the subject of tenant %q", tenant, msg.Subject(), subjectTenant)
+		return
+	}
+	if !s.serves(call.Session().Tenant) {
+		fail("pool %q does not serve tenant %q", s.w.Pool, call.Session().Tenant)
+		return
+	}
 	t, ok := s.tools[call.Name]
 	if !ok {
 		fail("unknown tool %q: pool %q serves %s", call.Name, s.w.Pool, strings.Join(s.toolNames(), ", "))
 		return
 	}
 	spec := t.Spec()
-	if s.isRunning(call.SessionID, call.ToolCallID) {
+	if s.isRunning(call.Session(), call.ToolCallID) {
 		// Redelivered while still running here (in-progress acks were late):
 		// the running execution will answer and acknowledge it.
 		log.Warn("call redelivered while still running on this worker; leaving it to the running execution")
@@ -60,7 +69,7 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 	// simply run again on redelivery, its result deduplicated by Msg-Id.
 	key := ""
 	if !spec.Idempotent {
-		key = startKey(call.SessionID, call.ToolCallID)
+		key = startKey(call.Session(), call.ToolCallID)
 		prev, won, err := claim(context.Background(), s.starts, key, s.w.Name, delivered)
 		if err != nil {
 			log.Warn("cannot record the call's start; handing it back", "err", err)
@@ -85,7 +94,7 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 	workspace := ""
 	if s.w.WorkspaceRoot != "" {
 		var err error
-		workspace, err = resolveWorkspace(s.w.WorkspaceRoot, call.SessionID, call.Workspace)
+		workspace, err = resolveWorkspace(s.w.WorkspaceRoot, call.Session(), call.Workspace)
 		if err != nil {
 			s.finishKeyed(msg, call, tool.Error(err.Error()), 0, false, key)
 			return
@@ -106,18 +115,19 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 // it names its session and call, else by terminating it.
 func (s *Server) refuse(msg jetstream.Msg, subjectTool string, cause error) {
 	var peek struct {
+		Tenant     string `json:"tenant"`
 		SessionID  string `json:"sessionId"`
 		ToolCallID string `json:"toolCallId"`
 		Name       string `json:"name"`
 	}
 	_ = json.Unmarshal(msg.Data(), &peek)
-	if events.ValidateSessionID(peek.SessionID) == nil && validateCallID(peek.ToolCallID) == nil {
+	if events.Ref(peek.Tenant, peek.SessionID).Validate() == nil && validateCallID(peek.ToolCallID) == nil {
 		name := peek.Name
 		if events.ValidateToolName("name", name) != nil {
 			name = subjectTool
 		}
 		s.log.Warn("invalid tool call; answering with an error result", "session", peek.SessionID, "toolCall", peek.ToolCallID, "err", cause)
-		call := events.ToolCall{SessionID: peek.SessionID, ToolCallID: peek.ToolCallID, Name: name}
+		call := events.ToolCall{Tenant: peek.Tenant, SessionID: peek.SessionID, ToolCallID: peek.ToolCallID, Name: name}
 		s.finish(msg, call, tool.Error("invalid tool call: "+cause.Error()), 0, false)
 		return
 	}
@@ -126,6 +136,20 @@ func (s *Server) refuse(msg jetstream.Msg, subjectTool string, cause error) {
 	if err := msg.TermWithReason(reason); err != nil {
 		s.log.Warn("terminate failed", "err", err)
 	}
+}
+
+// subjectTail returns the tenant and tool tokens of a call's subject,
+// <prefix>.tool.<pool>.<tenant>.<tool>.
+func subjectTail(subject string) (tenant, tool string) {
+	i := strings.LastIndexByte(subject, '.')
+	j := strings.LastIndexByte(subject[:max(i, 0)], '.')
+	return subject[j+1 : max(i, j+1)], subject[i+1:]
+}
+
+// serves reports whether the worker's pool takes calls of tenant's
+// sessions (every tenant when it is restricted to none).
+func (s *Server) serves(tenant string) bool {
+	return len(s.w.Tenants) == 0 || slices.Contains(s.w.Tenants, tenant)
 }
 
 func (s *Server) toolNames() []string {

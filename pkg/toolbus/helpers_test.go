@@ -142,7 +142,7 @@ type collector struct {
 func (e *env) collect(t *testing.T) *collector {
 	t.Helper()
 	c := &collector{changed: make(chan struct{}, 1)}
-	stop, err := e.bus.ConsumeResults(context.Background(), "", func(r toolbus.Result) {
+	stop, err := e.bus.ConsumeResults(context.Background(), events.SessionRef{}, func(r toolbus.Result) {
 		c.mu.Lock()
 		c.results = append(c.results, r)
 		c.mu.Unlock()

@@ -114,17 +114,17 @@ func TestCancelStopsTheSessionsRunningCalls(t *testing.T) {
 		}
 	}
 	waitStarted(t, b, "a", "b")
-	if err := e.bus.Cancel(ctx, "s1"); err != nil {
+	if err := e.bus.Cancel(ctx, events.DefaultRef("s1")); err != nil {
 		t.Fatal(err)
 	}
 	r := results.waitN(t, 1)[0]
 	if r.ToolCallID != "a" || !r.IsError || !strings.Contains(r.Content[0].Text, "cancelled: the session was aborted") {
 		t.Fatalf("result = %+v, want the cancelled error for a", r.ToolResult)
 	}
-	if err := e.bus.Cancel(ctx, "s2", "other-call"); err != nil {
+	if err := e.bus.Cancel(ctx, events.DefaultRef("s2"), "other-call"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.bus.Cancel(ctx, "s2", "b"); err != nil {
+	if err := e.bus.Cancel(ctx, events.DefaultRef("s2"), "b"); err != nil {
 		t.Fatal(err)
 	}
 	rs := results.waitN(t, 2)

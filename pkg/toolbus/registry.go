@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/jsretry"
+	"slices"
 	"sort"
+
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,6 +19,14 @@ import (
 type Registration struct {
 	events.ToolSpec
 	Pool string `json:"pool"`
+	// Tenants, if set, are the only tenants whose sessions the pool
+	// serves (see [Worker].Tenants); empty: every tenant.
+	Tenants []string `json:"tenants,omitempty"`
+}
+
+// Serves reports whether the pool takes calls of tenant's sessions.
+func (r Registration) Serves(tenant string) bool {
+	return len(r.Tenants) == 0 || slices.Contains(r.Tenants, tenant)
 }
 
 // Register records specs as served by pool. Registering a tool again for the
@@ -24,6 +34,20 @@ type Registration struct {
 // tool name registered by another pool is refused with [ErrConflict], since
 // the orchestrator routes calls by name.
 func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpec) error {
+	return b.register(ctx, pool, nil, specs)
+}
+
+// RegisterTenants is [Bus.Register] for a pool restricted to tenants.
+func (b *Bus) RegisterTenants(ctx context.Context, pool string, tenants []string, specs ...events.ToolSpec) error {
+	for i, t := range tenants {
+		if err := events.ValidateTenant(t); err != nil {
+			return fieldErr(fmt.Sprintf("tenants[%d]", i), "%v", err)
+		}
+	}
+	return b.register(ctx, pool, tenants, specs)
+}
+
+func (b *Bus) register(ctx context.Context, pool string, tenants []string, specs []events.ToolSpec) error {
 	if err := validatePool(pool); err != nil {
 		return err
 	}
@@ -44,7 +68,7 @@ func (b *Bus) Register(ctx context.Context, pool string, specs ...events.ToolSpe
 		if s.Mode == "" {
 			s.Mode = events.Parallel
 		}
-		data, err := json.Marshal(Registration{ToolSpec: s, Pool: pool})
+		data, err := json.Marshal(Registration{ToolSpec: s, Pool: pool, Tenants: tenants})
 		if err != nil {
 			return err
 		}

@@ -49,18 +49,19 @@ func (r *Remote) Spec() events.ToolSpec { return r.ToolSpec }
 // root, absolute or relative to it.
 func (r *Remote) Execute(ctx context.Context, c tool.Call, onUpdate func(tool.Result)) (tool.Result, error) {
 	b := r.Bus
-	if err := events.ValidateSessionID(c.SessionID); err != nil {
+	ref := events.Ref(c.Tenant, c.SessionID)
+	if err := ref.Validate(); err != nil {
 		return tool.Result{}, err
 	}
 	results := make(chan *nats.Msg, 4)
-	rsub, err := b.nc.ChanSubscribe(b.names.ResultSubject(c.SessionID), results)
+	rsub, err := b.nc.ChanSubscribe(b.names.ResultSubject(ref), results)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("toolbus: subscribe to results: %w", err)
 	}
 	defer rsub.Unsubscribe()
 	updates := make(chan *nats.Msg, 64)
 	if onUpdate != nil {
-		usub, err := b.nc.ChanSubscribe(b.names.EventSubject(c.SessionID), updates)
+		usub, err := b.nc.ChanSubscribe(b.names.EventSubject(ref), updates)
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("toolbus: subscribe to events: %w", err)
 		}
@@ -70,7 +71,7 @@ func (r *Remote) Execute(ctx context.Context, c tool.Call, onUpdate func(tool.Re
 	if name == "" {
 		name = r.ToolSpec.Name
 	}
-	call := events.ToolCall{SessionID: c.SessionID, ToolCallID: c.ID, Name: name, Arguments: c.Arguments,
+	call := events.ToolCall{Tenant: ref.Tenant, SessionID: ref.ID, ToolCallID: c.ID, Name: name, Arguments: c.Arguments,
 		Workspace: c.Workspace, Idempotent: r.ToolSpec.Idempotent, TimeoutMs: r.ToolSpec.TimeoutMs}
 	if err := b.Dispatch(ctx, r.Pool, call); err != nil {
 		return tool.Result{}, err
@@ -98,7 +99,7 @@ func (r *Remote) Execute(ctx context.Context, c tool.Call, onUpdate func(tool.Re
 		case <-done:
 			done = nil
 			cctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
-			err := b.Cancel(cctx, c.SessionID, c.ID)
+			err := b.Cancel(cctx, ref, c.ID)
 			cancel()
 			if err != nil {
 				return tool.Result{}, ctx.Err()

@@ -27,7 +27,7 @@ type ResultsOption func(*follow.Config)
 func OnlyNew() ResultsOption { return func(c *follow.Config) { c.From = 0 } }
 
 // ConsumeResults calls fn, from one goroutine and in stream order, for every
-// tool result of session sid (every session when sid is "") stored in
+// tool result of session sid (every session when sid is the zero SessionRef) stored in
 // CAIRN_RESULTS, from the oldest on (with [OnlyNew], from the first stored
 // after the call), and then for each new one, until stop is called or ctx
 // is done. Results of other kinds on the same subjects (such as compactions)
@@ -37,10 +37,10 @@ func OnlyNew() ResultsOption { return func(c *follow.Config) { c.From = 0 } }
 // It reads with a [follow.Follower], so results keep coming when the NATS
 // node serving its consumer is lost and stays down; fn is not called after
 // stop returns.
-func (b *Bus) ConsumeResults(ctx context.Context, sid string, fn func(Result), opts ...ResultsOption) (stop func(), err error) {
+func (b *Bus) ConsumeResults(ctx context.Context, sid events.SessionRef, fn func(Result), opts ...ResultsOption) (stop func(), err error) {
 	filter := b.names.AllResults()
-	if sid != "" {
-		if err := events.ValidateSessionID(sid); err != nil {
+	if sid != (events.SessionRef{}) {
+		if err := sid.Validate(); err != nil {
 			return nil, err
 		}
 		filter = b.names.ResultSubject(sid)

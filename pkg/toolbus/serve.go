@@ -38,7 +38,7 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		inflight map[string]map[string]context.CancelCauseFunc // session → call id → cancel
+		inflight map[events.SessionRef]map[string]context.CancelCauseFunc // session → call id → cancel
 	}
 }
 
@@ -68,13 +68,13 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 	}
 	s := &Server{bus: b, w: w, log: w.Logger.With("worker", w.Name, "pool", w.Pool),
 		tools: map[string]tool.Tool{}, done: make(chan struct{})}
-	s.mu.inflight = map[string]map[string]context.CancelCauseFunc{}
+	s.mu.inflight = map[events.SessionRef]map[string]context.CancelCauseFunc{}
 	specs := make([]events.ToolSpec, 0, len(w.Tools))
 	for _, t := range w.Tools {
 		s.tools[t.Spec().Name] = t
 		specs = append(specs, t.Spec())
 	}
-	if err := b.Register(ctx, w.Pool, specs...); err != nil {
+	if err := b.register(ctx, w.Pool, w.Tenants, specs); err != nil {
 		return nil, err
 	}
 	err = jsretry.Do(ctx, func(ctx context.Context) (err error) {
@@ -135,7 +135,8 @@ func (s *Server) shutdownOn(ctx context.Context, sub *nats.Subscription) {
 	s.log.Info("worker stopped")
 }
 
-// onCancel cancels the running calls named by a message on cairn.cancel.<sid>.
+// onCancel cancels the running calls named by a message on
+// cairn.cancel.<tenant>.<sid>.
 func (s *Server) onCancel(m *nats.Msg) {
 	sid, ok := events.SessionOf(m.Subject)
 	if !ok {
@@ -164,14 +165,14 @@ func (s *Server) onCancel(m *nats.Msg) {
 	}
 }
 
-func (s *Server) isRunning(sid, id string) bool {
+func (s *Server) isRunning(sid events.SessionRef, id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.mu.inflight[sid][id]
 	return ok
 }
 
-func (s *Server) track(sid, id string, cancel context.CancelCauseFunc) (untrack func()) {
+func (s *Server) track(sid events.SessionRef, id string, cancel context.CancelCauseFunc) (untrack func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.inflight[sid] == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestCallRoundTripWithWorkspaceUpdateAndRegistry(t *testing.T) {
 	root := t.TempDir()
 	results := e.collect(t)
 	updates := make(chan *nats.Msg, 10)
-	sub, err := e.bus.JetStream().Conn().ChanSubscribe(events.Names{}.EventSubject("s1"), updates)
+	sub, err := e.bus.JetStream().Conn().ChanSubscribe(events.Names{}.EventSubject(events.DefaultRef("s1")), updates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +68,8 @@ func TestCallRoundTripWithWorkspaceUpdateAndRegistry(t *testing.T) {
 		t.Errorf("content = %q, want hi", got)
 	}
 	realRoot, _ := filepath.EvalSymlinks(root)
-	if want := `{"workspace":` + mustJSON(filepath.Join(realRoot, "s1")) + `}`; string(r.Details) != want {
-		t.Errorf("details = %s, want %s (default workspace <root>/<sid>)", r.Details, want)
+	if want := `{"workspace":` + mustJSON(filepath.Join(realRoot, "default", "s1")) + `}`; string(r.Details) != want {
+		t.Errorf("details = %s, want %s (default workspace <root>/<tenant>/<sid>)", r.Details, want)
 	}
 	ev, err := events.DecodeEvent((<-updates).Data)
 	if err != nil {
@@ -95,15 +96,19 @@ func TestInvalidCallsGetErrorResultsOrAreTerminated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	publish("cairn.tool.p.echo", `not json`)                                                              // terminated
-	publish("cairn.tool.p.echo", `{"sessionId":"bad id!","toolCallId":"x","name":"echo","arguments":{}}`) // terminated
-	publish("cairn.tool.p.echo", `{"sessionId":"s1","toolCallId":"args","name":"echo","arguments":[1]}`)
-	publish("cairn.tool.p.nope", `{"sessionId":"s1","toolCallId":"unknown","name":"nope","arguments":{}}`)
-	publish("cairn.tool.p.nope", `{"sessionId":"s1","toolCallId":"mismatch","name":"echo","arguments":{}}`)
-	publish("cairn.tool.p.echo", `{"sessionId":"s1","toolCallId":"ws","name":"echo","arguments":{},"v":99}`)
+	publish("cairn.tool.p.default.echo", `not json`)                                                                         // terminated
+	publish("cairn.tool.p.default.echo", `{"sessionId":"bad id!","toolCallId":"x","name":"echo","arguments":{}}`)            // terminated
+	publish("cairn.tool.p.default.echo", `{"tenant":"Bad!","sessionId":"s1","toolCallId":"x","name":"echo","arguments":{}}`) // terminated
+	publish("cairn.tool.p.default.echo", `{"sessionId":"s1","toolCallId":"args","name":"echo","arguments":[1]}`)
+	publish("cairn.tool.p.default.nope", `{"sessionId":"s1","toolCallId":"unknown","name":"nope","arguments":{}}`)
+	publish("cairn.tool.p.default.nope", `{"sessionId":"s1","toolCallId":"mismatch","name":"echo","arguments":{}}`)
+	publish("cairn.tool.p.default.echo", `{"sessionId":"s1","toolCallId":"ws","name":"echo","arguments":{},"v":99}`)
+	// A call of tenant acme's session on tenant beta's subject: a worker
+	// confined to beta by NATS permissions must not run acme's calls.
+	publish("cairn.tool.p.beta.echo", `{"tenant":"acme","sessionId":"s1","toolCallId":"tenant","name":"echo","arguments":{}}`)
 
 	got := map[string]string{}
-	for _, r := range results.waitN(t, 4) {
+	for _, r := range results.waitN(t, 5) {
 		if !r.IsError {
 			t.Errorf("result for %s is not an error: %+v", r.ToolCallID, r.ToolResult)
 		}
@@ -112,7 +117,8 @@ func TestInvalidCallsGetErrorResultsOrAreTerminated(t *testing.T) {
 	for id, want := range map[string]string{
 		"args":     "arguments: must be a JSON object",
 		"unknown":  `unknown tool "nope": pool "p" serves echo`,
-		"mismatch": `names tool "echo" but was published on cairn.tool.p.nope`,
+		"mismatch": `names tool "echo" but was published on cairn.tool.p.default.nope`,
+		"tenant":   `tool call of a session of tenant "acme" was published on cairn.tool.p.beta.echo, the subject of tenant "beta"`,
 		"ws":       "unsupported schema version 99",
 	} {
 		if !strings.Contains(got[id], want) {
@@ -136,7 +142,10 @@ func TestWorkspaceOutsideTheRootIsRefused(t *testing.T) {
 	e := newEnv(t)
 	root := t.TempDir()
 	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "default"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "default", "link")); err != nil {
 		t.Fatal(err)
 	}
 	results := e.collect(t)
@@ -161,7 +170,7 @@ func TestWorkspaceOutsideTheRootIsRefused(t *testing.T) {
 				t.Errorf("workspace through a symlink out: %q, want a symlink error", text)
 			}
 		default:
-			if !r.IsError || !strings.Contains(text, "outside the workspace root") {
+			if !r.IsError || !strings.Contains(text, "outside the tenant's workspace root") {
 				t.Errorf("workspace %q: %q, want an outside-the-root error", cases[r.ToolCallID], text)
 			}
 		}
@@ -212,5 +221,44 @@ func TestBadConfigurationAndCallsAreRefused(t *testing.T) {
 		if err := e.bus.Dispatch(ctx, "p", c); !errors.Is(err, events.ErrInvalid) {
 			t.Errorf("%s: Dispatch = %v, want a field error", name, err)
 		}
+	}
+}
+
+// A pool restricted to tenants records them in the registry and runs no
+// other tenant's call, even one dispatched past the orchestrator's check;
+// the same session id in two tenants gets two workspaces.
+func TestPoolRestrictedToTenants(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	results := e.collect(t)
+	e.start(t, e.newBus(t), toolbus.Worker{Pool: "p", Tools: []tool.Tool{echoTool{}}, Tenants: []string{"acme"}, WorkspaceRoot: root})
+	reg, err := e.bus.Lookup(context.Background(), "echo")
+	if err != nil || !slices.Equal(reg.Tenants, []string{"acme"}) || !reg.Serves("acme") || reg.Serves("beta") {
+		t.Fatalf("Lookup(echo) = %+v, %v; want the pool restricted to acme", reg, err)
+	}
+	for _, tenant := range []string{"acme", "beta"} {
+		c := call("s1", tenant+"-call", "echo", `{"text":"ok"}`)
+		c.Tenant = tenant
+		if err := e.bus.Dispatch(context.Background(), "p", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range results.waitN(t, 2) {
+		switch r.ToolCallID {
+		case "acme-call":
+			if r.IsError || r.Tenant != "acme" || !strings.Contains(string(r.Details), filepath.Join("acme", "s1")) {
+				t.Errorf("acme's call: %+v", r.ToolResult)
+			}
+		case "beta-call":
+			if !r.IsError || r.Tenant != "beta" || r.Content[0].Text != `pool "p" does not serve tenant "beta"` {
+				t.Errorf("beta's call on acme's pool: %+v, want a refusal", r.ToolResult)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "beta")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("beta's refused call made a workspace: %v", err)
+	}
+	if err := e.bus.RegisterTenants(context.Background(), "q", []string{"Not A Tenant"}, events.ToolSpec{Name: "x"}); !errors.Is(err, events.ErrInvalid) {
+		t.Errorf("registering an invalid tenant: %v, want ErrInvalid", err)
 	}
 }

@@ -17,10 +17,17 @@ import (
 type Worker struct {
 	Pool  string      // required: the pool whose calls this worker takes
 	Tools []tool.Tool // required: every worker of a pool serves the same tools
+	// Tenants, if set, restricts the pool to the sessions of these tenants:
+	// the registry records them, the orchestrator dispatches no other
+	// tenant's call to the pool, and a worker answers one that arrives
+	// anyway with an error result. Empty: every tenant. Every worker of a
+	// pool should agree.
+	Tenants []string
 	// Concurrency bounds the calls run at once; default 4.
 	Concurrency int
 	// WorkspaceRoot, if set, confines calls: a call's workspace is a path
-	// inside it (absolute, or relative to it; default <root>/<session id>),
+	// inside its tenant's directory <root>/<tenant> (absolute, or relative
+	// to that directory; default <root>/<tenant>/<session id>),
 	// created if missing; anything else gets an error result. If empty, calls
 	// run with no workspace (tool.Call.Workspace is "").
 	WorkspaceRoot string
@@ -69,6 +76,11 @@ func (w Worker) withDefaults(log *slog.Logger) (Worker, error) {
 			return w, fieldErr(fmt.Sprintf("tools[%d]", i), "tool %q appears twice", s.Name)
 		}
 		seen[s.Name] = true
+	}
+	for i, t := range w.Tenants {
+		if err := events.ValidateTenant(t); err != nil {
+			return w, fieldErr(fmt.Sprintf("tenants[%d]", i), "%v", err)
+		}
 	}
 	if w.Concurrency == 0 {
 		w.Concurrency = 4

@@ -70,16 +70,16 @@ func TestFailuresComeBackAsRemoteErrors(t *testing.T) {
 	// A branch summary goes through the same workers.
 	_, model, _ := m.Resolve("scripted/m")
 	branch := []events.Entry{{ID: "b1", Type: events.EntryMessage, Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("try B")}}}
-	s, err := client.SummarizeBranch(ctx, "s1", branch, model, compaction.SettingsFor(0), "")
+	s, err := client.SummarizeBranch(ctx, events.DefaultRef("s1"), branch, model, compaction.SettingsFor(0), "")
 	if err != nil || s != "branch tried B" {
 		t.Fatalf("branch summary %q, %v", s, err)
 	}
 	// Asked again (an owner that restarted), the stored result answers.
-	s, err = client.SummarizeBranch(ctx, "s1", branch, model, compaction.SettingsFor(0), "")
+	s, err = client.SummarizeBranch(ctx, events.DefaultRef("s1"), branch, model, compaction.SettingsFor(0), "")
 	if err != nil || s != "branch tried B" {
 		t.Fatalf("branch summary asked again: %q, %v", s, err)
 	}
-	if _, err := client.Compact(ctx, "s1", branch, model, compaction.SettingsFor(0), "manual", ""); !errors.Is(err, compaction.ErrNothingToCompact) {
+	if _, err := client.Compact(ctx, events.DefaultRef("s1"), branch, model, compaction.SettingsFor(0), "manual", ""); !errors.Is(err, compaction.ErrNothingToCompact) {
 		t.Fatalf("compacting a tiny path: %v", err)
 	}
 }

@@ -137,11 +137,11 @@ func TestKilledCompactorsSummaryIsFinishedByAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(eventsNames.ResultSubject(sid)))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(eventsNames.ResultSubject(events.DefaultRef(sid))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := info.State.Subjects[eventsNames.ResultSubject(sid)]; got != 1 {
+	if got := info.State.Subjects[eventsNames.ResultSubject(events.DefaultRef(sid))]; got != 1 {
 		t.Fatalf("%d results stored for the session, want 1", got)
 	}
 }

@@ -24,7 +24,7 @@ const windowScript = `{"defaults":{"contextWindow":4000,"maxOutput":1000,"usage"
 func compactorFor(c *compactbus.Client, sid string) harness.Compactor {
 	return func(ctx context.Context, req harness.CompactRequest) (harness.Compaction, error) {
 		s := compaction.SettingsFor(req.Model.ContextWindow)
-		r, err := c.Compact(ctx, sid, req.Path, req.Model, s, req.Reason, req.Instructions)
+		r, err := c.Compact(ctx, events.DefaultRef(sid), req.Path, req.Model, s, req.Reason, req.Instructions)
 		if err != nil {
 			return harness.Compaction{}, err
 		}

@@ -237,7 +237,7 @@ func TestCommandsRecordThePrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sid := range []string{"s1", "s2"} {
-		m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*."+sid) // stored by partition
+		m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*."+events.DefaultTenant+"."+sid) // stored by partition
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,60 +60,19 @@ func (b *budgets) ledger(ctx context.Context) (*budget.Ledger, error) {
 	return l, nil
 }
 
-// tenantOf returns the tenant of session sid from its session entry (the
-// first on its subject), "" when the session does not exist.
-func (b *budgets) tenantOf(ctx context.Context, sid string) (string, error) {
-	b.mu.Lock()
-	t, ok := b.mu.tenants[sid]
-	b.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	s, err := b.js.Stream(ctx, b.names.SessionsStream())
-	if err != nil {
-		return "", err
-	}
-	m, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.names.SessionSubject(sid)))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	e, err := events.DecodeEntry(m.Data)
-	if err != nil {
-		return "", fmt.Errorf("session %s: its first entry: %w", sid, err)
-	}
-	t = budget.TenantOf(e.Tenant)
-	b.mu.Lock()
-	if b.mu.tenants == nil || len(b.mu.tenants) >= maxTenantCache {
-		b.mu.tenants = map[string]string{}
-	}
-	b.mu.tenants[sid] = t
-	b.mu.Unlock()
-	return t, nil
-}
-
 // admits reports whether cmd may be stored; false after answering 429
 // (over budget). A budget that cannot be read lets it through: the
 // orchestrator checks before every model call.
-func (g *Gateway) admits(w http.ResponseWriter, r *http.Request, cmd events.Command) bool {
+func (g *Gateway) admits(w http.ResponseWriter, r *http.Request, ref events.SessionRef, cmd events.Command) bool {
 	switch cmd.Type {
 	case events.CmdPrompt, events.CmdSteer, events.CmdFollowUp:
 	default:
 		return true
 	}
 	ctx := r.Context()
-	tenant, err := g.budgets.tenantOf(ctx, cmd.SessionID)
-	if err == nil && tenant == "" {
-		return true // no such session: the orchestrator refuses it (no_session)
-	}
-	var l *budget.Ledger
+	l, err := g.budgets.ledger(ctx)
 	if err == nil {
-		l, err = g.budgets.ledger(ctx)
-	}
-	if err == nil {
-		err = l.Check(ctx, tenant, cmd.SessionID)
+		err = l.Check(ctx, ref.Tenant, ref.ID)
 	}
 	var ex *budget.Exceeded
 	if errors.As(err, &ex) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/budget"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -77,7 +78,10 @@ func (f *fixture) writeHeader(t *testing.T, sid, tenant string) {
 	e := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: sid, Timestamp: events.FormatTime(time.Now()),
 		Version: events.PiVersion, Tenant: tenant}
 	data, _ := json.Marshal(e)
-	if _, err := f.js.Publish(context.Background(), f.n.SessionSubject(sid), data); err != nil {
+	if tenant == "" {
+		tenant = events.DefaultTenant
+	}
+	if _, err := f.js.Publish(context.Background(), f.n.SessionSubject(events.SessionRef{Tenant: tenant, ID: sid}), data); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,6 +122,7 @@ func TestPromptOverBudgetRefusedBeforeStored(t *testing.T) {
 		{"/v1/sessions/s-acme/commands?wait=applied", `{"id":"p4","type":"steer","text":"hello"}`},
 	} {
 		req, _ := http.NewRequest("POST", f.url+c.path, strings.NewReader(c.body))
+		req.Header.Set(events.HeaderTenant, "acme") // the admin acts for tenant acme
 		resp, err := f.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +139,7 @@ func TestPromptOverBudgetRefusedBeforeStored(t *testing.T) {
 		}
 	}
 	// Commands that start no run pass.
-	if code, out := f.do(t, "POST", "/v1/sessions/s-acme/commands?wait=applied", `{"id":"a1","type":"set_thinking_level","level":"low"}`); code != 200 {
+	if code, out := f.doAs(t, "acme", "POST", "/v1/sessions/s-acme/commands?wait=applied", `{"id":"a1","type":"set_thinking_level","level":"low"}`); code != 200 {
 		t.Errorf("set_thinking_level over budget: %d %v", code, out)
 	}
 	if code, out := f.do(t, "POST", "/v1/sessions/s-default/commands?wait=applied", `{"id":"d1","type":"prompt","text":"hello"}`); code != 200 {
@@ -171,7 +176,8 @@ func TestOrchestratorBudgetRefusalIs429(t *testing.T) {
 		e := events.Entry{V: 1, Type: events.EntryCommandRejected, ID: events.DeriveID("cmd", cmd.ID), CommandID: cmd.ID,
 			Timestamp: events.FormatTime(time.Now()), Reason: want, Code: budget.Code}
 		data, _ := json.Marshal(e)
-		if _, err := f.js.Publish(ctx, f.n.SessionSubject(cmd.SessionID), data); err != nil && ctx.Err() == nil {
+		ref, _ := events.SessionOf(m.Subject())
+		if _, err := f.js.Publish(ctx, f.n.SessionSubject(ref), data); err != nil && ctx.Err() == nil {
 			t.Errorf("append: %v", err)
 		}
 	})
@@ -184,5 +190,40 @@ func TestOrchestratorBudgetRefusalIs429(t *testing.T) {
 	e, _ := out["error"].(map[string]any)
 	if code != http.StatusTooManyRequests || e["code"] != "budget_exceeded" || e["message"] != want || out["reason"] != "budget_exceeded" {
 		t.Errorf("refused by the orchestrator over budget: %d %v", code, out)
+	}
+}
+
+// TestBudgetOfAnotherTenantIsMissing: below admin a principal sees only its
+// own tenant's budget and usage; another tenant, existing or not, answers
+// 404 with the same body, and a tenant-admin cannot set another's.
+func TestBudgetOfAnotherTenantIsMissing(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do(t, "PUT", "/v1/tenants/acme/budget", `{"tokensPerDay": 100}`)
+	member, _ := f.newKey(t, f.admin, RoleMember, "beta")
+	tadmin, _ := f.newKey(t, f.admin, RoleTenantAdmin, "beta")
+	bearer := func(s secret.Secret) string { return "Bearer " + s.Reveal() }
+	if code, out, _ := f.call(t, bearer(member), "GET", "/v1/tenants/beta/budget", ""); code != 200 {
+		t.Fatalf("own budget = %d %v", code, out)
+	}
+	_, missing, _ := f.call(t, bearer(member), "GET", "/v1/tenants/nope/budget", "")
+	for _, c := range []struct {
+		who          secret.Secret
+		method, path string
+		body         string
+	}{
+		{member, "GET", "/v1/tenants/acme/budget", ""},
+		{member, "GET", "/v1/tenants/acme/usage", ""},
+		{tadmin, "PUT", "/v1/tenants/acme/budget", `{"tokensPerDay": 1}`},
+	} {
+		code, out, _ := f.call(t, bearer(c.who), c.method, c.path, c.body)
+		if code != 404 || errCode(out) != "not_found" {
+			t.Errorf("%s %s = %d %v, want 404", c.method, c.path, code, out)
+		}
+		if strings.Replace(errMsg(out), "acme", "nope", 1) != errMsg(missing) {
+			t.Errorf("%s %s: %q differs from a missing tenant's %q", c.method, c.path, errMsg(out), errMsg(missing))
+		}
+	}
+	if _, out := f.do(t, "GET", "/v1/tenants/acme/budget", ""); out["tokensPerDay"] != 100.0 {
+		t.Errorf("a refused PUT changed acme's budget: %v", out)
 	}
 }

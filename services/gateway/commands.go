@@ -27,6 +27,10 @@ type createRequest struct {
 }
 
 func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := tenant(w, r)
+	if !ok {
+		return
+	}
 	body, ok := g.readBody(w, r)
 	if !ok {
 		return
@@ -60,18 +64,20 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
 	}
-	if err := g.check(&cmd); err != nil {
+	ref := events.SessionRef{Tenant: tenant, ID: req.ID}
+	if err := g.check(ref, &cmd); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
 	}
-	g.submit(w, r, cmd, http.StatusCreated, map[string]any{"id": req.ID, "commandId": cmd.ID})
+	g.submit(w, r, ref, cmd, http.StatusCreated, map[string]any{"id": req.ID, "commandId": cmd.ID})
 }
 
 func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
-	sid := r.PathValue("id")
-	if !validSessionPath(w, sid) {
+	ref, ok := sessionRef(w, r)
+	if !ok {
 		return
 	}
+	sid := ref.ID
 	body, ok := g.readBody(w, r)
 	if !ok {
 		return
@@ -100,18 +106,19 @@ func (g *Gateway) postCommand(w http.ResponseWriter, r *http.Request) {
 	filled, _ := json.Marshal(fields)
 	cmd, err := events.DecodeCommand(filled)
 	if err == nil {
-		err = g.check(&cmd)
+		err = g.check(ref, &cmd)
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return
 	}
-	g.submit(w, r, cmd, http.StatusAccepted, map[string]any{"commandId": cmd.ID})
+	g.submit(w, r, ref, cmd, http.StatusAccepted, map[string]any{"commandId": cmd.ID})
 }
 
 // submit stores cmd in CAIRN_COMMANDS and answers with status and resp, or,
 // with ?wait=applied, once the log shows the command applied or refused.
-func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Command, status int, resp map[string]any) {
+// ref is the command's session: its tenant decides the subject.
+func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, ref events.SessionRef, cmd events.Command, status int, resp map[string]any) {
 	if p, ok := PrincipalFrom(r.Context()); ok {
 		cmd.Principal = p.ID // who sent it, for the log's readers
 	}
@@ -128,7 +135,7 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 			return
 		}
 	}
-	if !g.admits(w, r, cmd) { // over budget: 429 (budget.go)
+	if !g.admits(w, r, ref, cmd) { // over budget: 429 (budget.go)
 		return
 	}
 	var sub, outcome *fanout.Sub
@@ -136,9 +143,9 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		// Subscribe before storing the command, so its effect cannot slip
 		// by: an entry naming it in the log, or its refusal where the
 		// session has no log, or its outcome when it writes nothing (outcomes.go).
-		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(cmd.SessionID))
+		sub = g.log.Subscribe(g.cfg.Names.SessionSubject(ref))
 		defer sub.Close()
-		outcome = g.outcomeFeed.Subscribe(g.outcomes.subject(cmd.SessionID, cmd.ID))
+		outcome = g.outcomeFeed.Subscribe(g.outcomes.subject(ref, cmd.ID))
 		defer outcome.Close()
 	}
 	data, err := json.Marshal(cmd)
@@ -146,8 +153,8 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeError(w, http.StatusInternalServerError, codeInternal, "encode command: "+err.Error())
 		return
 	}
-	msg := &nats.Msg{Subject: g.cfg.Names.CommandSubject(cmd.SessionID), Data: data, Header: nats.Header{}}
-	msg.Header.Set(events.HeaderMsgID, cmd.ID)
+	msg := &nats.Msg{Subject: g.cfg.Names.CommandSubject(ref), Data: data, Header: nats.Header{}}
+	msg.Header.Set(events.HeaderMsgID, events.CommandMsgID(ref.Tenant, cmd.ID))
 	msg.Header.Set(events.HeaderSchema, fmt.Sprint(events.SchemaVersion))
 	telemetry.Inject(r.Context(), msg.Header) // the orchestrator continues this request's trace
 	ack, err := g.cfg.JetStream.PublishMsg(r.Context(), msg)
@@ -166,13 +173,13 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, cmd events.Comm
 		writeJSON(w, status, resp)
 		return
 	}
-	g.awaitApplied(w, r.Context(), sub, outcome, cmd, resp)
+	g.awaitApplied(w, r.Context(), sub, outcome, ref, cmd, resp)
 }
 
 // awaitApplied waits for the first log entry naming the command, or for
 // its outcome recorded without a log entry (outcomes.go): a refusal where
 // the session has no log, or a command applied with nothing written.
-func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, outcome *fanout.Sub, cmd events.Command, resp map[string]any) {
+func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, outcome *fanout.Sub, ref events.SessionRef, cmd events.Command, resp map[string]any) {
 	commandID := cmd.ID
 	timer := time.NewTimer(g.cfg.WaitTimeout)
 	defer timer.Stop()
@@ -209,7 +216,7 @@ func (g *Gateway) awaitApplied(w http.ResponseWriter, ctx context.Context, sub, 
 			}
 			resp["entryId"] = e.ID
 			resp["logSequence"] = m.Seq
-			if text := g.editorText(ctx, cmd.SessionID, &e); text != "" {
+			if text := g.editorText(ctx, ref, &e); text != "" {
 				resp["editorText"] = text
 			}
 			writeJSON(w, http.StatusOK, resp)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"net"
 	"net/http"
 	"strconv"
@@ -297,6 +298,13 @@ func (g *Gateway) queries() http.HandlerFunc {
 				return
 			}
 		}
+		t, ok := tenant(w, r)
+		if !ok {
+			return
+		}
+		// The projector reads the tenant from this header alone: what the
+		// client sent is replaced, so no query reads another tenant's rows.
+		r.Header.Set(events.HeaderTenant, t)
 		if g.cfg.Queries == nil {
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "read queries are not available: no projector is configured")
 			return

@@ -135,8 +135,8 @@ func TestCreateStoresCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream stores it under its partition: cairn.cmd.<p>.s1.
-	m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*.s1")
+	// The stream stores it under its partition: cairn.cmd.<p>.<tenant>.s1.
+	m, err := st.GetLastMsgForSubject(context.Background(), "cairn.cmd.*.default.s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestCreateStoresCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Type != events.CmdCreate || cmd.SessionID != "s1" || cmd.Model != "scripted/demo" || m.Header.Get(events.HeaderMsgID) != cmd.ID {
+	if cmd.Type != events.CmdCreate || cmd.SessionID != "s1" || cmd.Model != "scripted/demo" || m.Header.Get(events.HeaderMsgID) != events.CommandMsgID(events.DefaultTenant, cmd.ID) {
 		t.Fatalf("stored command %+v, header %v", cmd, m.Header)
 	}
 }
@@ -205,7 +205,12 @@ func fakeOrchestrator(t *testing.T, f *fixture) {
 				Timestamp: events.FormatTime(time.Now()), Reason: "session is busy", Code: "busy"}
 		}
 		data, _ := json.Marshal(e)
-		if _, err := f.js.Publish(ctx, f.n.SessionSubject(cmd.SessionID), data); err != nil && ctx.Err() == nil {
+		ref, ok := events.SessionOf(m.Subject()) // the stored subject carries the tenant
+		if !ok {
+			t.Errorf("command on %s names no session", m.Subject())
+			return
+		}
+		if _, err := f.js.Publish(ctx, f.n.SessionSubject(ref), data); err != nil && ctx.Err() == nil {
 			t.Errorf("append: %v", err)
 		}
 	})
@@ -268,7 +273,7 @@ func readSSE(t *testing.T, body io.Reader, n int) []sseEvent {
 func publishEvent(t *testing.T, f *fixture, sid string, i int) {
 	t.Helper()
 	data, _ := events.Event{Type: events.EvTurnStart, SessionID: sid, Seq: uint64(i)}.Encode()
-	if _, err := f.js.Publish(context.Background(), f.n.EventSubject(sid), data); err != nil {
+	if _, err := f.js.Publish(context.Background(), f.n.EventSubject(events.DefaultRef(sid)), data); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 // log's optimistic concurrency, so it cannot overwrite one that exists).
 
 func (g *Gateway) loadSession(w http.ResponseWriter, r *http.Request) (*session.Session, bool) {
-	sid := r.PathValue("id")
-	if !validSessionPath(w, sid) {
+	sid, ok := sessionRef(w, r)
+	if !ok {
 		return nil, false
 	}
 	if g.cfg.Log == nil {
@@ -26,7 +26,7 @@ func (g *Gateway) loadSession(w http.ResponseWriter, r *http.Request) (*session.
 	}
 	s, err := session.Load(r.Context(), g.cfg.Log, sid)
 	if errors.Is(err, session.ErrNotFound) {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid.ID))
 		return nil, false
 	}
 	if err != nil {
@@ -118,6 +118,10 @@ func (g *Gateway) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) importSession(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := tenant(w, r)
+	if !ok {
+		return
+	}
 	if g.cfg.Log == nil {
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the session log is not configured on this gateway")
 		return
@@ -142,6 +146,13 @@ func (g *Gateway) importSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeInvalid, "the session id (header or ?id=): "+err.Error())
 		return
 	}
+	// The session is the caller's tenant's; a file recording another
+	// tenant (a Cairn export) cannot move a session across tenants.
+	if header.Tenant != "" && header.Tenant != tenant {
+		writeError(w, http.StatusBadRequest, codeInvalid, fmt.Sprintf("tenant: the file's session belongs to tenant %q; it can only be imported into that tenant", header.Tenant))
+		return
+	}
+	header.Tenant = tenant
 	s, err := session.Create(r.Context(), g.cfg.Log, header)
 	if errors.Is(err, session.ErrConflict) {
 		writeError(w, http.StatusConflict, codeRejected, fmt.Sprintf("session %q already exists; import under another ?id=", header.ID))

@@ -15,7 +15,7 @@ import (
 // A command no log entry can name — refused where the session has no log
 // (a refused create, a prompt to a session never created), or applied with
 // nothing written (a navigation to the active leaf) — has its outcome
-// recorded by the orchestrator in the outcomes bucket, under <sid>.<command
+// recorded by the orchestrator in the outcomes bucket, under <tenant>.<sid>.<command
 // id> (events.Outcome, docs/orchestrator.md). The gateway follows the
 // bucket's stream with one consumer for ?wait=applied, like the log, and
 // reads a key for the command status.
@@ -33,7 +33,7 @@ func (r *outcomes) stream() string { return events.KVStream(r.bucket) }
 func (r *outcomes) filter() string { return events.KVSubjects(r.bucket) }
 
 // subject is where the outcome of commandID of session sid is stored.
-func (r *outcomes) subject(sid, commandID string) string {
+func (r *outcomes) subject(sid events.SessionRef, commandID string) string {
 	return events.KVSubject(r.bucket, events.OutcomeKey(sid, commandID))
 }
 
@@ -64,7 +64,7 @@ func (r *outcomes) open(ctx context.Context, n events.Names) (jetstream.KeyValue
 }
 
 // lookupOutcome returns the recorded outcome of commandID of session sid, if any.
-func (g *Gateway) lookupOutcome(ctx context.Context, sid, commandID string) (*events.Outcome, error) {
+func (g *Gateway) lookupOutcome(ctx context.Context, sid events.SessionRef, commandID string) (*events.Outcome, error) {
 	kv, err := g.outcomes.open(ctx, g.cfg.Names)
 	if err != nil {
 		return nil, err

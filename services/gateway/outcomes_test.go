@@ -91,7 +91,7 @@ func TestRefusalWithoutALog(t *testing.T) {
 		r := events.Outcome{SessionID: cmd.SessionID, CommandID: cmd.ID, Type: cmd.Type, Code: "invalid",
 			Reason: "workspace: it is outside", Timestamp: events.FormatTime(time.Now())}
 		data, _ := r.MarshalJSON()
-		if _, err := kv.Put(ctx, events.OutcomeKey(cmd.SessionID, cmd.ID), data); err != nil && ctx.Err() == nil {
+		if _, err := kv.Put(ctx, events.OutcomeKey(events.DefaultRef(cmd.SessionID), cmd.ID), data); err != nil && ctx.Err() == nil {
 			t.Errorf("put: %v", err)
 		}
 	})

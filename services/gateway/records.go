@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"net/http"
 	"strconv"
 
@@ -20,15 +21,15 @@ import (
 // streamReader is the optional power of a log to read a session from the
 // stream alone, ignoring snapshots (session.JetStreamLog has it).
 type streamReader interface {
-	ReadStream(ctx context.Context, sid string) ([]session.Record, error)
+	ReadStream(ctx context.Context, sid events.SessionRef) ([]session.Record, error)
 }
 
 // codeCorrupt: the stored log does not decode or a blob does not match.
 const codeCorrupt = "corrupt"
 
 func (g *Gateway) getRecords(w http.ResponseWriter, r *http.Request) {
-	sid := r.PathValue("id")
-	if !validSessionPath(w, sid) {
+	sid, ok := sessionRef(w, r)
+	if !ok {
 		return
 	}
 	if len(r.URL.Query()) > 0 {
@@ -54,7 +55,7 @@ func (g *Gateway) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the log: "+err.Error())
 		return
 	case len(recs) == 0:
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid.ID))
 		return
 	}
 	var buf bytes.Buffer

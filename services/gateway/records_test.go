@@ -82,7 +82,7 @@ func TestRecordsAreTheStoredBytesFromTheStream(t *testing.T) {
 	}
 
 	// A snapshot holds every entry; the stream loses one: the route shows the gap.
-	if err := log.WriteSnapshot(ctx, "r1", s.Records()); err != nil {
+	if err := log.WriteSnapshot(ctx, events.DefaultRef("r1"), s.Records()); err != nil {
 		t.Fatal(err)
 	}
 	st, err := f.js.Stream(ctx, f.n.SessionsStream())
@@ -97,7 +97,7 @@ func TestRecordsAreTheStoredBytesFromTheStream(t *testing.T) {
 	}
 
 	// Bytes that are not an entry are refused as corrupt, naming the sequence.
-	if _, err := f.js.Publish(ctx, f.n.SessionSubject("r1"), []byte(`{"type":"message","id":`)); err != nil {
+	if _, err := f.js.Publish(ctx, f.n.SessionSubject(events.DefaultRef("r1")), []byte(`{"type":"message","id":`)); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, body := getRecords(t, f, "r1"); code != 422 || !strings.Contains(body, `"code":"corrupt"`) || !strings.Contains(body, "sequence") {

@@ -69,8 +69,8 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeInvalid, "command id in path: "+err.Error())
 		return
 	}
-	sid := r.PathValue("id")
-	if !validSessionPath(w, sid) {
+	sid, ok := sessionRef(w, r)
+	if !ok {
 		return
 	}
 	if g.cfg.Log == nil {
@@ -100,7 +100,7 @@ func (g *Gateway) getCommandStatus(w http.ResponseWriter, r *http.Request) {
 		case oc != nil:
 			st.State, st.Reason, st.Code = stateRejected, oc.Reason, oc.Code
 		case s == nil:
-			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid))
+			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid.ID))
 			return
 		}
 	}
@@ -194,7 +194,7 @@ func selectedText(entries []events.Entry, e *events.Entry) string {
 // editorText is selectedText for an entry that just arrived: it reads the
 // session log for the selected message ("" when e selected none, or the
 // log cannot be read: the command status has it too).
-func (g *Gateway) editorText(ctx context.Context, sid string, e *events.Entry) string {
+func (g *Gateway) editorText(ctx context.Context, sid events.SessionRef, e *events.Entry) string {
 	if e.LeafSelected() == "" || g.cfg.Log == nil {
 		return ""
 	}

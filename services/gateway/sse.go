@@ -20,8 +20,8 @@ import (
 // resumes without a gap. After the stored events a resumed stream (or
 // ?from=start) replays, a ": live" comment says the rest is live.
 func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
-	sid := r.PathValue("id")
-	if !validSessionPath(w, sid) {
+	sid, ok := sessionRef(w, r)
+	if !ok {
 		return
 	}
 	after, resume, err := resumePoint(r)

@@ -15,11 +15,11 @@ import (
 // gateway knows the root) and a model the registry cannot resolve (when it
 // has the registry). The rest is the orchestrator's to refuse, on the
 // record.
-func (g *Gateway) check(cmd *events.Command) error {
+func (g *Gateway) check(ref events.SessionRef, cmd *events.Command) error {
 	switch cmd.Type {
 	case events.CmdCreate:
 		if cmd.Workspace != "" {
-			if _, err := workspace.Rel(g.cfg.WorkspaceRoot, cmd.SessionID, cmd.Workspace); err != nil && !rootUnknown(g.cfg.WorkspaceRoot, cmd.Workspace) {
+			if _, err := workspace.Rel(g.cfg.WorkspaceRoot, ref, cmd.Workspace); err != nil && !rootUnknown(g.cfg.WorkspaceRoot, cmd.Workspace) {
 				return err
 			}
 		}

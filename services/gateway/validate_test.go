@@ -29,13 +29,13 @@ func TestGatewayChecksWhatItKnows(t *testing.T) {
 		code       int
 		msg        string
 	}{
-		{knows, "/v1/sessions", `{"workspace":"` + root + `/proj"}`, 201, ""},
-		{knows, "/v1/sessions", `{"workspace":"/etc"}`, 400, `workspace: "/etc" is outside the workspace root`},
+		{knows, "/v1/sessions", `{"workspace":"` + root + `/default/proj"}`, 201, ""},
+		{knows, "/v1/sessions", `{"workspace":"/etc"}`, 400, `workspace: "/etc" is outside the tenant's workspace root`},
 		{knows, "/v1/sessions", `{"model":"other/x"}`, 400, `model: "other/x" cannot be used: unknown provider`},
 		{knows, "/v1/sessions", `{"model":"scripted/x"}`, 201, ""},
 		{knows, "/v1/sessions/s1/commands", `{"type":"set_model","model":"other/x"}`, 400, `model: "other/x" cannot be used`},
 		{alone, "/v1/sessions", `{"workspace":"/etc"}`, 201, ""},
-		{alone, "/v1/sessions", `{"workspace":"../up"}`, 400, `workspace: "../up" is outside the workspace root`},
+		{alone, "/v1/sessions", `{"workspace":"../up"}`, 400, `workspace: "../up" is outside the tenant's workspace root`},
 		{alone, "/v1/sessions", `{"model":"other/x"}`, 201, ""},
 	} {
 		code, out := c.f.do(t, "POST", c.path, c.body)

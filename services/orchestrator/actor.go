@@ -23,7 +23,7 @@ import (
 // (package lifecycle, whose doc draws the diagram), changed only by to and
 // move.
 type actor struct {
-	sid  string
+	sid  events.SessionRef // the session: its tenant and id
 	o    *Orchestrator
 	part *partition
 	log  *slog.Logger
@@ -74,8 +74,8 @@ type item struct {
 	evict  bool // leave memory now if idle (EvictIdle)
 }
 
-func newActor(o *Orchestrator, p *partition, sid string) *actor {
-	a := &actor{sid: sid, o: o, part: p, log: o.log.With("session", sid),
+func newActor(o *Orchestrator, p *partition, sid events.SessionRef) *actor {
+	a := &actor{sid: sid, o: o, part: p, log: o.log.With("tenant", sid.Tenant, "session", sid.ID),
 		signal: make(chan struct{}, 1), waits: newWaiters(), runDone: make(chan error, 1)}
 	a.cmds.pending = map[string]intake.Command{}
 	a.cmds.applied = map[string]bool{}
@@ -369,11 +369,11 @@ func (a *actor) handle(ctx context.Context, it item) {
 // partition's event queue encodes and publishes them in order, off the
 // run's path.
 func (a *actor) publish(ev events.Event) {
-	a.o.metrics.agent.observe(a.sid, &ev)
+	a.o.metrics.agent.observe(a.sid.String(), &ev)
 	if ev.Type == events.EvAgentEnd {
 		a.move(lifecycle.Running, lifecycle.Settling)
 	}
-	ev.SessionID = a.sid
+	ev.SessionID = a.sid.ID
 	ev.Seq = a.eventSeq.Add(1)
 	if ev.Time == "" {
 		ev.Time = events.FormatTime(time.Now())

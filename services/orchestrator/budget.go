@@ -29,13 +29,13 @@ func (o *Orchestrator) openBudget(ctx context.Context, replicas int) error {
 }
 
 // meter is the session's budget meter.
-func (a *actor) meter(h events.Entry) *budget.Meter { return a.o.budget.Meter(h.Tenant, a.sid) }
+func (a *actor) meter(h events.Entry) *budget.Meter { return a.o.budget.Meter(h.Tenant, a.sid.ID) }
 
 // refusedOverBudget refuses the prompt commandID, which would start a run,
 // when the session's tenant is over budget. A ledger that cannot be read
 // lets it through: its first model call checks again, and waits.
 func (a *actor) refusedOverBudget(ctx context.Context, commandID string) bool {
-	err := a.o.budget.Check(ctx, budget.TenantOf(a.header().Tenant), a.sid)
+	err := a.o.budget.Check(ctx, budget.TenantOf(a.header().Tenant), a.sid.ID)
 	var ex *budget.Exceeded
 	if errors.As(err, &ex) {
 		a.reject(ctx, events.Command{ID: commandID, Type: events.CmdPrompt}, budget.Code, err.Error())

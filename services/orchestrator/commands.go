@@ -45,7 +45,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		return
 	}
 	if a.st == nil {
-		a.reject(ctx, cmd, codeNoSession, fmt.Sprintf("session %s does not exist; create it first", a.sid))
+		a.reject(ctx, cmd, codeNoSession, fmt.Sprintf("session %s does not exist; create it first", a.sid.ID))
 		return
 	}
 	a.st.notePrincipal(cmd.ID, cmd.Principal) // the entries naming it name its sender
@@ -99,7 +99,7 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		a.write(ctx, cmd, events.EntryActiveToolsChange, a.h.SetTools(ctx, tools))
 	case events.CmdLabel:
 		if !a.hasEntry(*cmd.EntryID) {
-			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid))
+			a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid.ID))
 			return
 		}
 		target := *cmd.EntryID
@@ -161,7 +161,7 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 		return
 	}
 	if cmd.EntryID != nil && !a.hasEntry(*cmd.EntryID) {
-		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid))
+		a.reject(ctx, cmd, codeInvalid, fmt.Sprintf("entryId: no entry %q in session %s", *cmd.EntryID, a.sid.ID))
 		return
 	}
 	a.st.stamp(events.EntryLeaf, cmd.ID)
@@ -248,7 +248,7 @@ func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason str
 func (a *actor) create(ctx context.Context, c intake.Command) {
 	cmd := c.Cmd
 	if a.st != nil {
-		a.reject(ctx, cmd, codeExists, fmt.Sprintf("session %s already exists", a.sid))
+		a.reject(ctx, cmd, codeExists, fmt.Sprintf("session %s already exists", a.sid.ID))
 		return
 	}
 	model := cmd.Model
@@ -273,7 +273,9 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 		}
 		names = []string{}
 		for _, r := range regs {
-			names = append(names, r.Name)
+			if r.Serves(a.sid.Tenant) { // a pool restricted to other tenants is not this session's
+				names = append(names, r.Name)
+			}
 		}
 	} else if _, err := a.remoteTools(ctx, names); err != nil {
 		a.reject(ctx, cmd, codeInvalid, err.Error())
@@ -283,7 +285,7 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 	if systemPrompt == "" {
 		systemPrompt = a.o.cfg.SystemPrompt
 	}
-	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid, CommandID: cmd.ID, Principal: cmd.Principal,
+	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid.ID, Tenant: a.sid.Tenant, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
 		SystemPrompt: systemPrompt, Tools: names}
 	s, err := session.Create(ctx, a.o.cfg.Log, h)

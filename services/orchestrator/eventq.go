@@ -27,7 +27,7 @@ type eventQueue struct {
 }
 
 type queuedEvent struct {
-	sid string
+	sid events.SessionRef
 	ev  events.Event
 }
 
@@ -38,7 +38,7 @@ func newEventQueue(o *Orchestrator) *eventQueue {
 }
 
 // push queues ev of session sid; after close it publishes at once.
-func (q *eventQueue) push(sid string, ev events.Event) {
+func (q *eventQueue) push(sid events.SessionRef, ev events.Event) {
 	q.mu.Lock()
 	if q.mu.closed {
 		q.mu.Unlock()
@@ -92,7 +92,7 @@ func (q *eventQueue) run() {
 }
 
 // publishEvent encodes ev and hands it to the async publisher.
-func (o *Orchestrator) publishEvent(sid string, ev events.Event) {
+func (o *Orchestrator) publishEvent(sid events.SessionRef, ev events.Event) {
 	data, err := ev.Encode()
 	if err != nil {
 		o.log.Warn("cannot encode event", "session", sid, "type", ev.Type, "err", err)

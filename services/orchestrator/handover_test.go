@@ -24,7 +24,7 @@ func TestCommandsSurviveAnotherWriter(t *testing.T) {
 	p.waitLog("s1", "first reply", func(es []events.Entry) bool { return named("c2")(es) && lastText(es) == "ok" })
 
 	ctx := context.Background()
-	other, err := session.Load(ctx, p.log, "s1")
+	other, err := session.Load(ctx, p.log, events.DefaultRef("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestCommandsSurviveAnotherWriter(t *testing.T) {
 	if got, want := strings.Join(order, " "), "c1 c2 other c3 c4 c5"; got != want {
 		t.Errorf("commands in the log: %s, want %s", got, want)
 	}
-	recs, err := p.log.Read(ctx, "s1", 0)
+	recs, err := p.log.Read(ctx, events.DefaultRef("s1"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, e
 			if err != nil {
 				return nil, fmt.Errorf("tools[%d]: tool %q is not registered by any toolrunner pool (%v)", i, n, err)
 			}
-			t = &remoteTool{reg: reg, bus: a.o.bus, waits: a.waits, store: a.st, workspace: workspace}
+			t = &remoteTool{reg: reg, bus: a.o.bus, waits: a.waits, store: a.st, session: a.sid, workspace: workspace}
 			if a.st != nil {
 				a.tools[n] = t // before the session exists, names are only checked
 			}
@@ -101,7 +101,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 	}
 	meter := a.meter(h) // the tenant's budget on every model call (budget.go)
 	hs, err := harness.New(ctx, harness.Config{
-		SessionID: a.sid, Workspace: h.Cwd, Session: a.st,
+		SessionID: a.sid.ID, Workspace: h.Cwd, Session: a.st,
 		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),

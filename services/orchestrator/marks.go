@@ -12,7 +12,7 @@ import (
 )
 
 // Running marks: while a session's run is in progress, the key
-// run.<partition>.<sid> exists in the checkpoints bucket. A run cut short by
+// run.<partition>.<tenant>.<sid> exists in the checkpoints bucket. A run cut short by
 // a crash leaves its mark, and may leave no command to read again (the
 // checkpoint already moved past its prompt), so the next owner of the
 // partition wakes every marked session: loading it closes the interrupted
@@ -28,14 +28,16 @@ import (
 // written again first.
 // A cleared mark is not awaited: one that stays by mistake only makes the
 // next owner load a settled session for nothing.
-func runKey(p int, sid string) string { return "run." + strconv.Itoa(p) + "." + sid }
+func runKey(p int, sid events.SessionRef) string {
+	return "run." + strconv.Itoa(p) + "." + sid.String()
+}
 
 // markWait bounds the wait for a mark's acknowledgement.
 const markWait = 5 * time.Second
 
 // markRunning sets or clears sid's running mark and returns the publish's
 // future (nil if it could not be sent: that is logged).
-func (p *partition) markRunning(sid string, running bool) jetstream.PubAckFuture {
+func (p *partition) markRunning(sid events.SessionRef, running bool) jetstream.PubAckFuture {
 	msg := nats.NewMsg(events.KVSubject(p.o.cfg.Names.CheckpointsBucket(), runKey(p.n, sid)))
 	if running {
 		msg.Data = []byte(p.o.cfg.Instance)

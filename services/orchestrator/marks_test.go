@@ -55,31 +55,31 @@ func TestMarkStoredWritesAFailedSetMarkAgain(t *testing.T) {
 		{"never sent", &markState{running: true}},
 	} {
 		sid := "s-" + tc.name[:5]
-		a := newActor(o, p, sid)
+		a := newActor(o, p, events.DefaultRef(sid))
 		a.mark.Store(tc.mark)
 		if !a.markStored() {
 			t.Fatalf("%s: markStored = false with the server up", tc.name)
 		}
-		e, err := kv.Get(ctx, runKey(3, sid))
+		e, err := kv.Get(ctx, runKey(3, events.DefaultRef(sid)))
 		if err != nil || string(e.Value()) != "o1" {
-			t.Fatalf("%s: mark %s after markStored: %v %v, want o1", tc.name, runKey(3, sid), e, err)
+			t.Fatalf("%s: mark %s after markStored: %v %v, want o1", tc.name, runKey(3, events.DefaultRef(sid)), e, err)
 		}
 		if a.mark.Load() != nil {
 			t.Errorf("%s: the stored mark is still remembered", tc.name)
 		}
 	}
 
-	a := newActor(o, p, "s-clear")
+	a := newActor(o, p, events.DefaultRef("s-clear"))
 	a.mark.Store(&markState{f: newFailedFuture(nats.ErrDisconnected)})
 	if !a.markStored() {
 		t.Error("a failed clear: markStored = false, want true (a stale mark is harmless)")
 	}
-	if _, err := kv.Get(ctx, runKey(3, "s-clear")); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := kv.Get(ctx, runKey(3, events.DefaultRef("s-clear"))); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("a failed clear wrote a mark: %v", err)
 	}
 
 	stop() // the partition is lost: the mark cannot be written any more
-	a = newActor(o, p, "s-stopped")
+	a = newActor(o, p, events.DefaultRef("s-stopped"))
 	a.mark.Store(&markState{running: true})
 	if a.markStored() {
 		t.Error("markStored = true though the mark could not be written")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"log/slog"
 	"sync"
 
@@ -35,7 +36,7 @@ type Orchestrator struct {
 		sync.Mutex
 		partitions map[int]*partition
 		stopping   map[int]*partition // released, not yet stopped
-		actors     map[string]*actor
+		actors     map[events.SessionRef]*actor
 	}
 }
 
@@ -66,7 +67,7 @@ func New(cfg Config) (*Orchestrator, error) {
 	}
 	o.mu.partitions = map[int]*partition{}
 	o.mu.stopping = map[int]*partition{}
-	o.mu.actors = map[string]*actor{}
+	o.mu.actors = map[events.SessionRef]*actor{}
 	return o, nil
 }
 

@@ -29,6 +29,9 @@ const script = `{
     {"match": {"lastRole": "user", "contains": "list files"},
      "reply": {"toolCalls": [{"name": "ls", "arguments": {"path": "."}}]}},
     {"match": {"lastRole": "toolResult", "tool": "ls"}, "reply": {"text": "I see the files."}},
+    {"match": {"lastRole": "user", "contains": "whoami"},
+     "reply": {"toolCalls": [{"name": "whoami", "arguments": {}}]}},
+    {"match": {"lastRole": "toolResult", "tool": "whoami"}, "reply": {"text": "asked"}},
     {"match": {"lastRole": "user", "contains": "slow"}, "reply": {"delayMs": 60000, "text": "late"}},
     {"reply": {"text": "ok"}}
   ]
@@ -99,13 +102,16 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 	return kittest.Run(p.t, context.Background(), "orchestrator", o.Run)
 }
 
-func (p *platform) send(cmd events.Command) {
+func (p *platform) send(cmd events.Command) { p.t.Helper(); p.sendTo(events.DefaultTenant, cmd) }
+
+// sendTo publishes cmd for the session of its id in tenant.
+func (p *platform) sendTo(tenant string, cmd events.Command) {
 	p.t.Helper()
 	cmd.V = events.SchemaVersion
 	data, _ := json.Marshal(cmd)
-	msg := nats.NewMsg(p.n.CommandSubject(cmd.SessionID))
+	msg := nats.NewMsg(p.n.CommandSubject(events.SessionRef{Tenant: tenant, ID: cmd.SessionID}))
 	msg.Data = data
-	msg.Header.Set(events.HeaderMsgID, cmd.ID)
+	msg.Header.Set(events.HeaderMsgID, events.CommandMsgID(tenant, cmd.ID))
 	if _, err := p.js.PublishMsg(context.Background(), msg); err != nil {
 		p.t.Fatal(err)
 	}
@@ -114,9 +120,15 @@ func (p *platform) send(cmd events.Command) {
 // waitLog polls the session's log until cond holds.
 func (p *platform) waitLog(sid, what string, cond func([]events.Entry) bool) []events.Entry {
 	p.t.Helper()
+	return p.waitLogOf(events.DefaultRef(sid), what, cond)
+}
+
+// waitLogOf is waitLog for a session of any tenant.
+func (p *platform) waitLogOf(ref events.SessionRef, what string, cond func([]events.Entry) bool) []events.Entry {
+	p.t.Helper()
 	var es []events.Entry
 	kittest.Eventually(p.t, 30*time.Second, what, func() error {
-		recs, err := p.log.Read(context.Background(), sid, 0)
+		recs, err := p.log.Read(context.Background(), ref, 0)
 		if err != nil {
 			return err
 		}
@@ -164,10 +176,10 @@ func lastText(es []events.Entry) string {
 func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 	p := newPlatform(t)
 	p.startOrchestrator("o1")
-	if err := os.MkdirAll(filepath.Join(p.root, "s1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(p.root, "default", "s1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(p.root, "s1", "hello.txt"), []byte("hi"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.root, "default", "s1", "hello.txt"), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"ls"}})
@@ -199,7 +211,7 @@ func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 }
 
 func mustRecords(t *testing.T, p *platform, sid string) []session.Record {
-	recs, err := p.log.Read(context.Background(), sid, 0)
+	recs, err := p.log.Read(context.Background(), events.DefaultRef(sid), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

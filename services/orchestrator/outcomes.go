@@ -21,7 +21,7 @@ import (
 //     leaf, which, as in pi, changes nothing and writes nothing.
 //
 // Their outcome (events.Outcome) goes to the KV bucket cairn_outcomes under
-// <sid>.<command id> (events.Names.OutcomesBucket), with the commands
+// <tenant>.<sid>.<command id> (events.Names.OutcomesBucket), with the commands
 // stream's max age as TTL, where the gateway finds it for ?wait=applied and
 // the command status.
 //
@@ -56,7 +56,7 @@ func (a *actor) recordNoEffect(cmd events.Command) bool {
 // recordOutcome stores r, the outcome of a command no entry names; it tries
 // until it is stored or the partition stops (false).
 func (a *actor) recordOutcome(r events.Outcome) bool {
-	r.SessionID, r.Timestamp = a.sid, events.FormatTime(time.Now())
+	r.SessionID, r.Timestamp = a.sid.ID, events.FormatTime(time.Now())
 	data, err := r.MarshalJSON()
 	if err == nil {
 		err = jsretry.Do(a.part.ctx, func(ctx context.Context) error {

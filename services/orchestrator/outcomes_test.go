@@ -20,7 +20,7 @@ func (p *platform) waitRefusal(sid, cid string) events.Outcome {
 		if err != nil {
 			return err
 		}
-		e, err := kv.Get(ctx, events.OutcomeKey(sid, cid))
+		e, err := kv.Get(ctx, events.OutcomeKey(events.DefaultRef(sid), cid))
 		if err != nil {
 			return err
 		}

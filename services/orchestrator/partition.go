@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,7 +107,7 @@ func (o *Orchestrator) startPartition(n int) {
 
 // wakeInterrupted starts an actor for every session marked running.
 func (p *partition) wakeInterrupted(ctx context.Context) {
-	lister, err := p.o.checkpoints.ListKeysFiltered(ctx, "run."+strconv.Itoa(p.n)+".*")
+	lister, err := p.o.checkpoints.ListKeysFiltered(ctx, "run."+strconv.Itoa(p.n)+".*.*")
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrNoKeysFound) && ctx.Err() == nil {
 			p.o.log.Warn("cannot list running sessions", "partition", p.n, "err", err)
@@ -116,8 +115,10 @@ func (p *partition) wakeInterrupted(ctx context.Context) {
 		return
 	}
 	for k := range lister.Keys() {
-		sid := k[strings.LastIndexByte(k, '.')+1:]
-		if events.ValidateSessionID(sid) == nil {
+		// run.<p>.<tenant>.<sid>; a mark of the layout before tenants
+		// (run.<p>.<sid>) is not listed: its run is the default tenant's,
+		// and its next command wakes it.
+		if sid, ok := events.SessionOf(k); ok {
 			p.actorFor(sid)
 		}
 	}
@@ -170,7 +171,7 @@ func (p *partition) route(c intake.Command) {
 	}
 }
 
-func (p *partition) actorFor(sid string) *actor {
+func (p *partition) actorFor(sid events.SessionRef) *actor {
 	o := p.o
 	o.mu.Lock()
 	defer o.mu.Unlock()

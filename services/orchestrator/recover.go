@@ -118,7 +118,7 @@ func (a *actor) recoverCall(ctx context.Context, c events.Block) events.ToolResu
 		return errResult(fmt.Sprintf("Tool call %s was interrupted and cannot be run again: tool %q is not registered.", c.Name, c.Name))
 	}
 	h := a.header()
-	call := events.ToolCall{SessionID: a.sid, ToolCallID: wire, Name: c.Name, Arguments: c.Arguments,
+	call := events.ToolCall{Tenant: a.sid.Tenant, SessionID: a.sid.ID, ToolCallID: wire, Name: c.Name, Arguments: c.Arguments,
 		Workspace: h.Cwd, Idempotent: reg.Idempotent, TimeoutMs: reg.TimeoutMs}
 	if err := a.o.bus.Dispatch(ctx, reg.Pool, call); err != nil {
 		return errResult(fmt.Sprintf("Tool call %s was interrupted and could not be dispatched again: %v", c.Name, err))

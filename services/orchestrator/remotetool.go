@@ -63,7 +63,8 @@ type remoteTool struct {
 	bus       *toolbus.Bus
 	waits     *waiters
 	store     *store
-	workspace string // relative to the runners' workspace root
+	session   events.SessionRef
+	workspace string // relative to the tenant's root under the runners' workspace root
 }
 
 func (t *remoteTool) Spec() events.ToolSpec { return t.reg.ToolSpec }
@@ -71,10 +72,15 @@ func (t *remoteTool) Spec() events.ToolSpec { return t.reg.ToolSpec }
 // Execute dispatches the call and waits for its one result. Cancelling ctx
 // asks the runners to cancel it and returns ctx's error.
 func (t *remoteTool) Execute(ctx context.Context, c tool.Call, _ func(tool.Result)) (tool.Result, error) {
+	if !t.reg.Serves(t.session.Tenant) {
+		// The registry says the pool's workers serve other tenants only:
+		// the call is not dispatched, and the model sees why.
+		return tool.Error(fmt.Sprintf("tool %s is served by pool %q, which does not serve tenant %q", c.Name, t.reg.Pool, t.session.Tenant)), nil
+	}
 	wire := t.store.wireCallID(c.ID)
 	ch := t.waits.register(wire)
 	defer t.waits.unregister(wire)
-	call := events.ToolCall{SessionID: c.SessionID, ToolCallID: wire, Name: c.Name, Arguments: c.Arguments,
+	call := events.ToolCall{Tenant: t.session.Tenant, SessionID: t.session.ID, ToolCallID: wire, Name: c.Name, Arguments: c.Arguments,
 		Workspace: t.workspace, Idempotent: t.reg.Idempotent, TimeoutMs: t.reg.TimeoutMs}
 	if err := t.bus.Dispatch(ctx, t.reg.Pool, call); err != nil {
 		return tool.Result{}, fmt.Errorf("dispatch %s: %w", c.Name, err)
@@ -85,7 +91,7 @@ func (t *remoteTool) Execute(ctx context.Context, c tool.Call, _ func(tool.Resul
 	case <-ctx.Done():
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = t.bus.Cancel(cctx, c.SessionID, wire)
+		_ = t.bus.Cancel(cctx, t.session, wire)
 		return tool.Result{}, ctx.Err()
 	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 )
@@ -16,12 +17,12 @@ import (
 // ordered consumer of nats.go could be recreated on the dead node and stop
 // for good; see pkg/follow).
 func (o *Orchestrator) consumeResults(ctx context.Context) (func(), error) {
-	stop, err := o.bus.ConsumeResults(ctx, "", func(r toolbus.Result) {
+	stop, err := o.bus.ConsumeResults(ctx, events.SessionRef{}, func(r toolbus.Result) {
 		if r.Err != nil {
 			return // garbage: not ours to handle here
 		}
 		o.mu.Lock()
-		a := o.mu.actors[r.SessionID]
+		a := o.mu.actors[r.Session()]
 		o.mu.Unlock()
 		if a != nil {
 			a.enqueue(item{result: &r.ToolResult})

@@ -33,7 +33,7 @@ import (
 // command's principal (events.Command.Principal) as it takes the command,
 // and Append copies it onto the entries naming that command.
 type store struct {
-	sid string
+	sid string // the session id: entry ids are unique within the session
 	// applied is called, outside the lock, after an entry naming a command
 	// is durable.
 	applied func(commandID string)

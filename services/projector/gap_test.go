@@ -24,7 +24,7 @@ type seqMsg struct {
 func (m seqMsg) Metadata() (*jetstream.MsgMetadata, error) {
 	return &jetstream.MsgMetadata{Sequence: jetstream.SequencePair{Stream: m.seq}}, nil
 }
-func (m seqMsg) Subject() string      { return "cairn.session.s1" }
+func (m seqMsg) Subject() string      { return "cairn.session.default.s1" }
 func (m seqMsg) Data() []byte         { return m.data }
 func (m seqMsg) Headers() nats.Header { return nil }
 func (m seqMsg) Ack() error           { return nil }

@@ -63,8 +63,12 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	tenant, err := tenantOf(r)
+	if err != nil {
+		return err
+	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
-		list, next, err := db.Sessions(limit, cursor)
+		list, next, err := db.Sessions(tenant, limit, cursor)
 		return struct {
 			Sessions   []Summary `json:"sessions"`
 			NextCursor string    `json:"nextCursor,omitempty"`
@@ -73,16 +77,16 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (p *Projector) session(w http.ResponseWriter, r *http.Request) error {
-	return p.ofSession(w, r, func(db *store.DB, sid string) (any, error) { return db.Session(sid) })
+	return p.ofSession(w, r, func(db *store.DB, ref events.SessionRef) (any, error) { return db.Session(ref) })
 }
 
 func (p *Projector) tree(w http.ResponseWriter, r *http.Request) error {
-	return p.ofSession(w, r, func(db *store.DB, sid string) (any, error) { return db.Tree(sid) })
+	return p.ofSession(w, r, func(db *store.DB, ref events.SessionRef) (any, error) { return db.Tree(ref) })
 }
 
 // ofSession answers a query of the session in the path that takes no
 // parameters.
-func (p *Projector) ofSession(w http.ResponseWriter, r *http.Request, query func(db *store.DB, sid string) (any, error)) error {
+func (p *Projector) ofSession(w http.ResponseWriter, r *http.Request, query func(db *store.DB, ref events.SessionRef) (any, error)) error {
 	sid, err := sessionID(r)
 	if err != nil {
 		return err
@@ -174,7 +178,7 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 
 // resolveAfter turns `after` into a stream sequence: an entry id of the
 // session if there is one by that name, else a decimal stream sequence.
-func resolveAfter(db *store.DB, sid, after string) (uint64, error) {
+func resolveAfter(db *store.DB, sid events.SessionRef, after string) (uint64, error) {
 	if after == "" {
 		return 0, nil
 	}
@@ -219,6 +223,10 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	var err error
+	if f.Tenant, err = tenantOf(r); err != nil {
+		return err
+	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
 		calls, next, err := db.ToolCalls(f)
 		return struct {
@@ -244,6 +252,10 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
+	var err error
+	if f.Tenant, err = tenantOf(r); err != nil {
+		return err
+	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
 		rows, total, truncated, err := db.Usage(f)
 		return struct {
@@ -254,12 +266,32 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func sessionID(r *http.Request) (string, error) {
+// sessionID is the session the request's path names, in the request's
+// tenant: another tenant's session of that id is not it, so every route
+// answers it as missing.
+func sessionID(r *http.Request) (events.SessionRef, error) {
+	t, err := tenantOf(r)
+	if err != nil {
+		return events.SessionRef{}, err
+	}
 	sid := r.PathValue("id")
 	if err := events.ValidateSessionID(sid); err != nil {
-		return "", &paramError{"id", err.Error()}
+		return events.SessionRef{}, &paramError{"id", err.Error()}
 	}
-	return sid, nil
+	return events.SessionRef{Tenant: t, ID: sid}, nil
+}
+
+// tenantOf is the tenant a query reads: the [events.HeaderTenant] the
+// gateway set (absent: the default tenant).
+func tenantOf(r *http.Request) (string, error) {
+	t := r.Header.Get(events.HeaderTenant)
+	if t == "" {
+		return events.DefaultTenant, nil
+	}
+	if err := events.ValidateTenant(t); err != nil {
+		return "", &paramError{events.HeaderTenant, err.Error()}
+	}
+	return t, nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

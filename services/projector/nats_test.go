@@ -278,7 +278,7 @@ func TestReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs = append(msgs, synth.Msg{Subject: "cairn.session.r1", Data: b})
+		msgs = append(msgs, synth.Msg{Subject: "cairn.session.default.r1", Data: b})
 		if i == 1 { // another session in between
 			msgs = append(msgs, synth.Log(1, 1, 1)[0])
 		}
@@ -286,7 +286,7 @@ func TestReplay(t *testing.T) {
 	publish(t, js, msgs)
 
 	ctx := context.Background()
-	full, err := Replay(ctx, js, "", "r1", ReplayPoint{})
+	full, err := Replay(ctx, js, "", events.DefaultRef("r1"), ReplayPoint{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,24 +294,24 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("full replay: %+v", full.Summary)
 	}
 	// Sequence 2 is the user message: the session was running then.
-	atSeq, err := Replay(ctx, js, "", "r1", ReplayPoint{Seq: 2})
+	atSeq, err := Replay(ctx, js, "", events.DefaultRef("r1"), ReplayPoint{Seq: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if atSeq.Summary.Entries != 2 || atSeq.Summary.Status != StatusRunning || *atSeq.Summary.Leaf != "e1" {
 		t.Fatalf("replay to sequence 2: %+v", atSeq.Summary)
 	}
-	atTime, err := Replay(ctx, js, "", "r1", ReplayPoint{Time: t0.Add(2500 * time.Millisecond)})
+	atTime, err := Replay(ctx, js, "", events.DefaultRef("r1"), ReplayPoint{Time: t0.Add(2500 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if atTime.Summary.Entries != 3 || *atTime.Summary.Leaf != "e2" {
 		t.Fatalf("replay to %s: %+v", t0.Add(2500*time.Millisecond), atTime.Summary)
 	}
-	if _, err := Replay(ctx, js, "", "nope", ReplayPoint{}); !errors.Is(err, ErrSessionNotFound) {
+	if _, err := Replay(ctx, js, "", events.DefaultRef("nope"), ReplayPoint{}); !errors.Is(err, ErrSessionNotFound) {
 		t.Fatalf("replay of an unknown session: %v", err)
 	}
-	if _, err := Replay(ctx, js, "", "bad id", ReplayPoint{}); !errors.Is(err, events.ErrInvalid) {
+	if _, err := Replay(ctx, js, "", events.DefaultRef("bad id"), ReplayPoint{}); !errors.Is(err, events.ErrInvalid) {
 		t.Fatalf("replay of an invalid id: %v", err)
 	}
 }

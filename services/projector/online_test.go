@@ -134,7 +134,7 @@ func TestOnlineRebuildSwitchesOverWhileQueriesGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid := strings.TrimPrefix(log[0].Subject, "cairn.session.")
+	sid := strings.TrimPrefix(log[0].Subject, "cairn.session.default.")
 	rd := startReader(t, r.Handler(), "/v1/sessions?limit=5", "/v1/sessions/"+sid, "/v1/sessions/"+sid+"/tree",
 		"/v1/usage", "/v1/audit/tool-calls?limit=3")
 

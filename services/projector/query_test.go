@@ -2,6 +2,7 @@ package projector
 
 import (
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -185,7 +186,7 @@ func TestEntriesPaging(t *testing.T) {
 	if code := getJSON(t, h, "/v1/sessions/s0001/entries", &all); code != 200 || len(all) == 0 {
 		t.Fatalf("entries: %d, %d entries", code, len(all))
 	}
-	s, err := p.live.current().Session("s0001")
+	s, err := p.live.current().Session(events.DefaultRef("s0001"))
 	if err != nil {
 		t.Fatal(err)
 	}

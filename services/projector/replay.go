@@ -40,8 +40,8 @@ type Replayed struct {
 // Replay reads session sid's subject from the log directly (no read model
 // involved) up to at, and reduces it with the projector's own rules in an
 // in-memory database.
-func Replay(ctx context.Context, js jetstream.JetStream, prefix, sid string, at ReplayPoint) (Replayed, error) {
-	if err := events.ValidateSessionID(sid); err != nil {
+func Replay(ctx context.Context, js jetstream.JetStream, prefix string, sid events.SessionRef, at ReplayPoint) (Replayed, error) {
+	if err := sid.Validate(); err != nil {
 		return Replayed{}, err
 	}
 	names := events.Names{Prefix: prefix}
@@ -52,7 +52,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, prefix, sid string, at 
 	subject := names.SessionSubject(sid)
 	lastMsg, err := stream.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Replayed{}, fmt.Errorf("%w: %s", ErrSessionNotFound, sid)
+		return Replayed{}, fmt.Errorf("%w: %s", ErrSessionNotFound, sid.ID)
 	}
 	if err != nil {
 		return Replayed{}, fmt.Errorf("projector: last entry of %s: %w", sid, err)
@@ -83,7 +83,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, prefix, sid string, at 
 	}
 	var out Replayed
 	if out.Summary, err = db.Session(sid); errors.Is(err, store.ErrNotFound) {
-		return Replayed{}, fmt.Errorf("%w: %s has no entry before the replay point", ErrSessionNotFound, sid)
+		return Replayed{}, fmt.Errorf("%w: %s has no entry before the replay point", ErrSessionNotFound, sid.ID)
 	} else if err != nil {
 		return Replayed{}, err
 	}

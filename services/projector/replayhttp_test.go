@@ -24,7 +24,7 @@ func TestReplayRoute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs = append(msgs, synth.Msg{Subject: "cairn.session.r1", Data: b})
+		msgs = append(msgs, synth.Msg{Subject: "cairn.session.default.r1", Data: b})
 	}
 	publish(t, js, msgs)
 	p := testProjector(t, nil)

@@ -43,7 +43,7 @@ func newCluster(t testing.TB) *cluster {
 	}
 	c := &cluster{url: srv.ClientURL(), bus: bus, js: js, root: t.TempDir(), records: t.TempDir(),
 		results: map[string][]toolbus.Result{}, changed: make(chan struct{}, 1)}
-	stop, err := bus.ConsumeResults(context.Background(), "", func(r toolbus.Result) {
+	stop, err := bus.ConsumeResults(context.Background(), events.SessionRef{}, func(r toolbus.Result) {
 		if r.Err != nil {
 			t.Errorf("invalid result at seq %d: %v", r.Seq, r.Err)
 			return

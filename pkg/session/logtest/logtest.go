@@ -48,6 +48,7 @@ func Run(t *testing.T, s Suite) {
 		{"LargeEntries", testLarge},
 		{"HashChain", testHashChain},
 		{"WatchSession", testWatchSession},
+		{"TenantsScopeIDs", testTenantsScopeIDs},
 		{"BadInput", testBadInput},
 	}
 	timeout := s.Timeout
@@ -80,6 +81,10 @@ func SessionID(prefix string) string {
 	return fmt.Sprintf("%s-%d-%s", prefix, idSeq.n, events.NewID()[:8])
 }
 
+// Session returns a session of the default tenant whose id is
+// [SessionID](prefix).
+func Session(prefix string) events.SessionRef { return events.DefaultRef(SessionID(prefix)) }
+
 // UserEntry returns a user message entry with id and parent (nil if "").
 func UserEntry(id, parent, text string) events.Entry {
 	e := events.Entry{
@@ -97,7 +102,7 @@ func UserEntry(id, parent, text string) events.Entry {
 // AppendChain appends n linked user entries to sid after last (the record
 // of the session's last entry, or nil for an empty session), each carrying
 // its parent's digest, and returns their records.
-func AppendChain(ctx context.Context, t testing.TB, l session.Log, sid string, last *session.Record, n int) []session.Record {
+func AppendChain(ctx context.Context, t testing.TB, l session.Log, sid events.SessionRef, last *session.Record, n int) []session.Record {
 	t.Helper()
 	var out []session.Record
 	for i := 0; i < n; i++ {
@@ -118,7 +123,7 @@ func AppendChain(ctx context.Context, t testing.TB, l session.Log, sid string, l
 	return out
 }
 
-func read(ctx context.Context, t *testing.T, l session.Log, sid string) []session.Record {
+func read(ctx context.Context, t *testing.T, l session.Log, sid events.SessionRef) []session.Record {
 	t.Helper()
 	recs, err := l.Read(ctx, sid, 0)
 	if err != nil {
@@ -139,7 +144,7 @@ func ids(recs []session.Record) string {
 }
 
 func testPerSessionOrder(ctx context.Context, t *testing.T, l session.Log) {
-	a, b := SessionID("order-a"), SessionID("order-b")
+	a, b := Session("order-a"), Session("order-b")
 	var wantA, wantB []session.Record
 	var lastA, lastB *session.Record
 	for i := 0; i < 5; i++ {
@@ -149,7 +154,7 @@ func testPerSessionOrder(ctx context.Context, t *testing.T, l session.Log) {
 		lastB = &wantB[len(wantB)-1]
 	}
 	for _, c := range []struct {
-		sid  string
+		sid  events.SessionRef
 		want []session.Record
 	}{{a, wantA}, {b, wantB}} {
 		got := read(ctx, t, l, c.sid)
@@ -173,14 +178,14 @@ func testPerSessionOrder(ctx context.Context, t *testing.T, l session.Log) {
 			t.Fatalf("read %s from %d = %s, want %s", c.sid, c.want[3].Seq, ids(from), ids(c.want[3:]))
 		}
 	}
-	if got := read(ctx, t, l, SessionID("order-empty")); len(got) != 0 {
+	if got := read(ctx, t, l, Session("order-empty")); len(got) != 0 {
 		t.Fatalf("an unknown session read %d records, want none", len(got))
 	}
 }
 
 func testGlobalOrder(ctx context.Context, t *testing.T, l session.Log) {
-	sids := []string{SessionID("global-a"), SessionID("global-b"), SessionID("global-c")}
-	last := map[string]*session.Record{}
+	sids := []events.SessionRef{Session("global-a"), Session("global-b"), Session("global-c")}
+	last := map[events.SessionRef]*session.Record{}
 	var appended []session.Record
 	for i := 0; i < 9; i++ {
 		sid := sids[i%3]
@@ -195,9 +200,9 @@ func testGlobalOrder(ctx context.Context, t *testing.T, l session.Log) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mine := map[string]bool{sids[0]: true, sids[1]: true, sids[2]: true}
+	mine := map[events.SessionRef]bool{sids[0]: true, sids[1]: true, sids[2]: true}
 	var got []session.Record
-	for r, err := range l.Watch(wctx, "", appended[0].Seq) {
+	for r, err := range l.Watch(wctx, events.SessionRef{}, appended[0].Seq) {
 		if err != nil {
 			t.Fatalf("watch: %v", err)
 		}
@@ -217,7 +222,7 @@ func testGlobalOrder(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testStaleExpect(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("stale")
+	sid := Session("stale")
 	recs := AppendChain(ctx, t, l, sid, nil, 3)
 	for _, expect := range []uint64{0, recs[1].Seq, recs[2].Seq + 1000} {
 		_, err := l.Append(ctx, sid, expect, UserEntry("late-"+events.NewID()[:6], "", "late"))
@@ -225,7 +230,7 @@ func testStaleExpect(ctx context.Context, t *testing.T, l session.Log) {
 			t.Fatalf("append with expect %d (last is %d) = %v, want ErrConflict", expect, recs[2].Seq, err)
 		}
 	}
-	other := SessionID("stale-empty")
+	other := Session("stale-empty")
 	if _, err := l.Append(ctx, other, recs[2].Seq, UserEntry("x", "", "x")); !errors.Is(err, session.ErrConflict) {
 		t.Fatalf("append to an empty session expecting %d = %v, want ErrConflict", recs[2].Seq, err)
 	}
@@ -235,7 +240,7 @@ func testStaleExpect(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testConcurrentWriters(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("race")
+	sid := Session("race")
 	last := AppendChain(ctx, t, l, sid, nil, 1)[0]
 	const rounds = 20
 	for round := 0; round < rounds; round++ {
@@ -280,7 +285,7 @@ func testConcurrentWriters(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testRetry(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("retry")
+	sid := Session("retry")
 	first := UserEntry("first", "", "hello")
 	r1, err := l.Append(ctx, sid, 0, first)
 	if err != nil {
@@ -310,7 +315,7 @@ func testRetry(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testLarge(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("large")
+	sid := Session("large")
 	img := strings.Repeat("iVBORw0KGgo", 200_000) // ~2.2 MB of base64
 	out := strings.Repeat("line of tool output\n", 90_000)
 	e := events.Entry{
@@ -348,7 +353,7 @@ func testLarge(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testHashChain(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("chain")
+	sid := Session("chain")
 	recs := AppendChain(ctx, t, l, sid, nil, 6)
 	got := read(ctx, t, l, sid)
 	if probs := session.VerifyChain(got); len(probs) != 0 {
@@ -387,7 +392,7 @@ func testHashChain(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testWatchSession(ctx context.Context, t *testing.T, l session.Log) {
-	sid := SessionID("watch")
+	sid := Session("watch")
 	before := AppendChain(ctx, t, l, sid, nil, 2)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -397,7 +402,7 @@ func testWatchSession(ctx context.Context, t *testing.T, l session.Log) {
 	go func() {
 		defer wg.Done()
 		// Entries of another session must not show up in the watch.
-		AppendChain(ctx, t, l, SessionID("watch-other"), nil, 1)
+		AppendChain(ctx, t, l, Session("watch-other"), nil, 1)
 		appended <- AppendChain(ctx, t, l, sid, &before[1], 2)
 	}()
 	var got []session.Record
@@ -433,7 +438,9 @@ func testWatchSession(ctx context.Context, t *testing.T, l session.Log) {
 }
 
 func testBadInput(ctx context.Context, t *testing.T, l session.Log) {
-	for _, sid := range []string{"", "has space", "a.b", strings.Repeat("x", 65)} {
+	for _, sid := range []events.SessionRef{events.DefaultRef(""), events.DefaultRef("has space"), events.DefaultRef("a.b"),
+		events.DefaultRef(strings.Repeat("x", 65)), {Tenant: "", ID: "s1"}, {Tenant: "Acme", ID: "s1"}, {Tenant: "a.b", ID: "s1"},
+		{Tenant: "a>", ID: "s1"}, {Tenant: strings.Repeat("t", 33), ID: "s1"}} {
 		if _, err := l.Append(ctx, sid, 0, UserEntry("ok", "", "x")); !errors.Is(err, events.ErrInvalid) {
 			t.Errorf("append to session %q = %v, want an events.ErrInvalid error", sid, err)
 		}
@@ -441,7 +448,40 @@ func testBadInput(ctx context.Context, t *testing.T, l session.Log) {
 			t.Errorf("read of session %q = %v, want an events.ErrInvalid error", sid, err)
 		}
 	}
-	if _, err := l.Append(ctx, SessionID("bad"), 0, UserEntry("no/slash", "", "x")); !errors.Is(err, events.ErrInvalid) {
+	if _, err := l.Append(ctx, Session("bad"), 0, UserEntry("no/slash", "", "x")); !errors.Is(err, events.ErrInvalid) {
 		t.Errorf("append of entry id %q = %v, want an events.ErrInvalid error", "no/slash", err)
+	}
+}
+
+// Session ids are scoped by tenant: acme's and beta's session of one id are
+// two sessions, each with its own order and concurrency boundary, and a
+// watch of one never yields the other's entries.
+func testTenantsScopeIDs(ctx context.Context, t *testing.T, l session.Log) {
+	id := SessionID("tenant")
+	acme, beta := events.SessionRef{Tenant: "acme", ID: id}, events.SessionRef{Tenant: "beta", ID: id}
+	a := AppendChain(ctx, t, l, acme, nil, 2)
+	b := AppendChain(ctx, t, l, beta, nil, 3) // expect 0 again: beta's session is empty
+	if got := read(ctx, t, l, acme); ids(got) != ids(a) || got[0].Session != acme {
+		t.Fatalf("acme's %s read %s, want %s", id, ids(got), ids(a))
+	}
+	if got := read(ctx, t, l, beta); ids(got) != ids(b) || got[0].Session != beta {
+		t.Fatalf("beta's %s read %s, want %s", id, ids(got), ids(b))
+	}
+	if got := read(ctx, t, l, events.DefaultRef(id)); len(got) != 0 {
+		t.Fatalf("the default tenant's %s holds %s, want nothing", id, ids(got))
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := 0
+	for r, err := range l.Watch(wctx, beta, 0) {
+		if err != nil {
+			t.Fatalf("watch beta: %v", err)
+		}
+		if r.Session != beta {
+			t.Fatalf("watch of %s yielded %s's entry %s", beta, r.Session, r.Entry.ID)
+		}
+		if n++; n == len(b) {
+			break
+		}
 	}
 }

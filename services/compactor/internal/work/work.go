@@ -55,7 +55,7 @@ func (h *Handler) Handle(ctx context.Context, m jetstream.Msg) {
 	if meta, err := m.Metadata(); err == nil {
 		delivered = meta.NumDelivered
 	}
-	res := compactbus.Result{SessionID: req.SessionID, RequestID: req.RequestID, Worker: h.Worker}
+	res := compactbus.Result{Tenant: req.Tenant, SessionID: req.SessionID, RequestID: req.RequestID, Worker: h.Worker}
 	ctx, span := h.startSummary(ctx, m, req)
 	defer func() { endSummary(span, &res) }()
 	if int(delivered) > h.MaxDeliveries {
@@ -104,7 +104,7 @@ func (h *Handler) finish(ctx context.Context, m jetstream.Msg, res compactbus.Re
 		_ = m.Term()
 		return
 	}
-	out := nats.NewMsg(h.Names.ResultSubject(res.SessionID))
+	out := nats.NewMsg(h.Names.ResultSubject(res.Session()))
 	out.Data = data
 	out.Header.Set(jetstream.MsgIDHeader, "res-"+res.RequestID)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -38,7 +38,7 @@ import (
 // not a valid command; Session is then whatever the subject said.
 type Command struct {
 	Seq     uint64
-	Session string
+	Session events.SessionRef // the tenant and id of the subject
 	Cmd     events.Command
 	Err     error
 	// Parent is the span that sent the command (the gateway request's),
@@ -169,8 +169,8 @@ func (in *Intake) Run(ctx context.Context) error {
 		c.Session, _ = events.SessionOf(m.Subject())
 		c.Cmd, c.Err = events.DecodeCommand(m.Data())
 		c.Parent = trace.SpanContextFromContext(telemetry.Extract(context.Background(), m.Headers()))
-		if c.Err == nil && c.Cmd.SessionID != c.Session {
-			c.Err = fmt.Errorf("sessionId %q does not match the subject's session %q", c.Cmd.SessionID, c.Session)
+		if c.Err == nil && c.Cmd.SessionID != c.Session.ID {
+			c.Err = fmt.Errorf("sessionId %q does not match the subject's session %q", c.Cmd.SessionID, c.Session.ID)
 		}
 		in.mu.Lock()
 		in.mu.pending = append(in.mu.pending, c.Seq)

@@ -37,7 +37,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) publish(t *testing.T, sid, id string) {
 	t.Helper()
 	data, _ := json.Marshal(events.Command{V: 1, ID: id, Type: events.CmdAbort, SessionID: sid})
-	if _, err := e.js.Publish(e.ctx, e.n.CommandSubject(sid), data); err != nil {
+	if _, err := e.js.Publish(e.ctx, e.n.CommandSubject(events.DefaultRef(sid)), data); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +47,7 @@ func (e *env) partitionOf(t *testing.T, sid string) int {
 	t.Helper()
 	st, _ := e.js.Stream(e.ctx, e.n.CommandsStream())
 	for p := 0; p < partitions; p++ {
-		if _, err := st.GetLastMsgForSubject(e.ctx, e.n.StoredCommandSubject(p, sid)); err == nil {
+		if _, err := st.GetLastMsgForSubject(e.ctx, e.n.StoredCommandSubject(p, events.DefaultRef(sid))); err == nil {
 			return p
 		}
 	}
@@ -126,7 +126,7 @@ func TestPartitionOrderAndCheckpoint(t *testing.T) {
 		if c.Err != nil {
 			t.Fatal(c.Err)
 		}
-		if c.Session != c.Cmd.SessionID {
+		if c.Session.ID != c.Cmd.SessionID {
 			t.Fatalf("session %q vs command's %q", c.Session, c.Cmd.SessionID)
 		}
 		if c.Cmd.ID == "x1" {
@@ -165,14 +165,14 @@ func TestInvalidCommandIsDeliveredWithError(t *testing.T) {
 	e := newEnv(t)
 	e.publish(t, "s1", "ok")
 	p := e.partitionOf(t, "s1")
-	if _, err := e.js.Publish(e.ctx, e.n.CommandSubject("s1"), []byte(`{"type":"dance","id":"c9"}`)); err != nil {
+	if _, err := e.js.Publish(e.ctx, e.n.CommandSubject(events.DefaultRef("s1")), []byte(`{"type":"dance","id":"c9"}`)); err != nil {
 		t.Fatal(err)
 	}
 	r := e.start(t, p)
 	defer r.stop(t)
 	r.next(t)
 	c := r.next(t)
-	if c.Err == nil || c.Session != "s1" {
+	if c.Err == nil || c.Session != events.DefaultRef("s1") {
 		t.Fatalf("got %+v, want a decode error for session s1", c)
 	}
 }

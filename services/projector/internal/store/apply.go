@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/cairn-agents/cairn/pkg/budget"
 	"slices"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // project applies one decoded entry of session sid. The rules are those of
 // docs/read-models.md; keep the two in step.
 // ms is the entry's timestamp in Unix ms.
-func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, ms int64) error {
+func (w *Writer) project(seq uint64, sid events.SessionRef, e *events.Entry, data []byte, ms int64) error {
 	st, err := w.summary(sid)
 	if err != nil {
 		return err
@@ -30,7 +29,7 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 	s.LastActivity = e.Timestamp
 	s.activityMs = ms
 	// Keys and values are built in w.buf: Set copies them into the batch.
-	w.buf = appendHex16(append(append(append(w.buf[:0], pEntry...), sid...), '/'), seq)
+	w.buf = appendHex16(append(append(append(append(append(w.buf[:0], pEntry...), sid.Tenant...), '.'), sid.ID...), '/'), seq)
 	if err := w.b.Set(w.buf, data, nil); err != nil {
 		return err
 	}
@@ -41,13 +40,14 @@ func (w *Writer) project(seq uint64, sid string, e *events.Entry, data []byte, m
 		s.ThinkingLevel = e.ThinkingLevel
 		s.Workspace = e.Cwd
 		s.ParentSession = e.ParentSession
-		s.Tenant = e.Tenant
+		// s.Tenant is the subject's: the session's keys are under it, and
+		// a header written before tenants records none (the default's).
 		return nil
 	}
 
 	// Every other entry is a node of the tree; the tree itself is read from
 	// e/ when asked for (tree.go), so that the entry is stored once.
-	w.buf = append(append(append(append(w.buf[:0], pEntryID...), sid...), '/'), e.ID...)
+	w.buf = append(append(append(append(append(append(w.buf[:0], pEntryID...), sid.Tenant...), '.'), sid.ID...), '/'), e.ID...)
 	k := len(w.buf)
 	w.buf = appendHex16(w.buf, seq)
 	if err := w.b.Set(w.buf[:k], w.buf[k:], nil); err != nil {
@@ -104,7 +104,7 @@ func (w *Writer) message(s *Summary, seq uint64, e *events.Entry) error {
 		for _, b := range m.ToolCalls() {
 			s.ToolCalls++
 			c := &ToolCall{
-				Session: s.ID, ID: b.ID, Tool: b.Name, ArgsDigest: argsDigest(b.Arguments),
+				Tenant: s.Tenant, Session: s.ID, ID: b.ID, Tool: b.Name, ArgsDigest: argsDigest(b.Arguments),
 				Outcome: OutcomePending, Started: ts, StartedMs: ms, EntryID: e.ID, Seq: seq, Principal: s.principal,
 			}
 			// Call ids are unique in a session (providers make them so); a
@@ -160,28 +160,25 @@ func (w *Writer) assistantUsage(s *Summary, m *events.Message, ms int64) error {
 		model = "unknown"
 	}
 	day := time.UnixMilli(ms).UTC().Format(time.DateOnly)
-	// One row for the platform (u/), one for the session's tenant (ut/).
-	for _, tenant := range []string{"", budget.TenantOf(s.Tenant)} {
-		agg, err := w.usageOf(tenant, day, model)
-		if err != nil {
-			return err
+	agg, err := w.usageOf(s.Tenant, day, model)
+	if err != nil {
+		return err
+	}
+	agg.Calls++
+	addTokens(&agg.Tokens, u)
+	agg.Cost += u.Cost.Total
+	if s.principal != "" {
+		if agg.ByPrincipal == nil {
+			agg.ByPrincipal = map[string]*PrincipalUsage{}
 		}
-		agg.Calls++
-		addTokens(&agg.Tokens, u)
-		agg.Cost += u.Cost.Total
-		if s.principal != "" {
-			if agg.ByPrincipal == nil {
-				agg.ByPrincipal = map[string]*PrincipalUsage{}
-			}
-			pu := agg.ByPrincipal[s.principal]
-			if pu == nil {
-				pu = &PrincipalUsage{}
-				agg.ByPrincipal[s.principal] = pu
-			}
-			pu.Calls++
-			addTokens(&pu.Tokens, u)
-			pu.Cost += u.Cost.Total
+		pu := agg.ByPrincipal[s.principal]
+		if pu == nil {
+			pu = &PrincipalUsage{}
+			agg.ByPrincipal[s.principal] = pu
 		}
+		pu.Calls++
+		addTokens(&pu.Tokens, u)
+		pu.Cost += u.Cost.Total
 	}
 	return nil
 }
@@ -195,17 +192,17 @@ func addTokens(t *Tokens, u *events.Usage) {
 }
 
 func (w *Writer) result(s *Summary, seq uint64, entryID string, m *events.Message, ts string, ms int64) error {
-	cs, err := w.call(s.ID, m.ToolCallID)
+	cs, err := w.call(s.ref(), m.ToolCallID)
 	if err != nil {
 		return err
 	}
 	if cs == nil {
 		// A result without a recorded call: audit it from the result alone.
-		c := &ToolCall{Session: s.ID, ID: m.ToolCallID, Tool: m.ToolName, Started: ts, StartedMs: ms, Seq: seq}
+		c := &ToolCall{Tenant: s.Tenant, Session: s.ID, ID: m.ToolCallID, Tool: m.ToolName, Started: ts, StartedMs: ms, Seq: seq}
 		if err := w.addCall(c); err != nil {
 			return err
 		}
-		cs = w.calls[callKey(s.ID, c.ID)]
+		cs = w.calls[callKey(s.ref(), c.ID)]
 	}
 	c := cs.c
 	c.Outcome = OutcomeOK
@@ -225,7 +222,7 @@ func (w *Writer) result(s *Summary, seq uint64, entryID string, m *events.Messag
 // interrupt marks the session's pending tool calls interrupted at ts.
 func (w *Writer) interrupt(s *Summary, ts string, ms int64) error {
 	for _, id := range s.Pending {
-		cs, err := w.call(s.ID, id)
+		cs, err := w.call(s.ref(), id)
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,15 @@
 package store
 
 import (
+	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
 	"time"
 )
 
-// AuditFilter selects tool calls. Zero fields do not filter.
+// AuditFilter selects tool calls of one tenant. Zero fields but Tenant do
+// not filter.
 type AuditFilter struct {
+	Tenant      string // required: no query reads another tenant's calls
 	Tool        string
 	Session     string
 	Since       time.Time // calls started at or after
@@ -31,11 +34,11 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 	var prefix, kind string
 	switch {
 	case f.Session != "":
-		prefix, kind = pBySession+f.Session+"/", "as"
+		prefix, kind = bySessionPrefix(events.SessionRef{Tenant: f.Tenant, ID: f.Session}), "as"
 	case f.Tool != "":
-		prefix, kind = pByTool+f.Tool+"\x00", "at"
+		prefix, kind = byToolPrefix(f.Tenant, f.Tool), "at"
 	default:
-		prefix, kind = pByTime, "aT"
+		prefix, kind = byTimePrefix(f.Tenant), "aT"
 	}
 	lower := []byte(prefix)
 	if !f.Since.IsZero() {
@@ -78,7 +81,7 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 			continue
 		}
 		var c ToolCall
-		found, err := r.getJSON(callKey(sid, id), &c)
+		found, err := r.getJSON(callKey(events.SessionRef{Tenant: f.Tenant, ID: sid}, id), &c)
 		if err != nil {
 			return nil, "", err
 		}
@@ -91,7 +94,7 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 }
 
 func (f *AuditFilter) match(c *ToolCall) bool {
-	return (f.Tool == "" || c.Tool == f.Tool) &&
+	return c.Tenant == f.Tenant && (f.Tool == "" || c.Tool == f.Tool) &&
 		(f.Session == "" || c.Session == f.Session) &&
 		(f.Outcome == "" || c.Outcome == f.Outcome) &&
 		(f.Principal == "" || c.Principal == f.Principal) &&

@@ -44,7 +44,7 @@ func BenchmarkApply(b *testing.B) {
 		cpu := cpuTime()
 		for i := range b.N {
 			m := msg(i)
-			if err := batch.Set([]byte(entryKey(m.Subject, uint64(i+1))), m.Data, nil); err != nil {
+			if err := batch.Set([]byte(entryKey(events.DefaultRef(m.Subject), uint64(i+1))), m.Data, nil); err != nil {
 				b.Fatal(err)
 			}
 			if batch.Count() >= 256 {

@@ -2,17 +2,18 @@ package store
 
 import (
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
 )
 
 // EntrySeq returns the stream sequence of entry id in session sid.
-func (d *DB) EntrySeq(sid, id string) (uint64, error) {
+func (d *DB) EntrySeq(sid events.SessionRef, id string) (uint64, error) {
 	v, err := d.get([]byte(entryIDKey(sid, id)))
 	if err != nil {
 		return 0, err
 	}
 	if v == nil {
-		return 0, fmt.Errorf("%w: entry %q in session %q", ErrNotFound, id, sid)
+		return 0, fmt.Errorf("%w: entry %q in session %q", ErrNotFound, id, sid.ID)
 	}
 	seq, ok := parseHex16(string(v))
 	if !ok {
@@ -24,13 +25,13 @@ func (d *DB) EntrySeq(sid, id string) (uint64, error) {
 // Entries calls fn with the entries of session sid after stream sequence
 // after, in order, at most limit of them (0 = all). data is only valid during
 // the call. The session must exist.
-func (d *DB) Entries(sid string, after uint64, limit int, fn func(seq uint64, data []byte) error) error {
+func (d *DB) Entries(sid events.SessionRef, after uint64, limit int, fn func(seq uint64, data []byte) error) error {
 	r := d.read()
 	defer r.close()
 	if _, err := r.session(sid); err != nil {
 		return err
 	}
-	p := pEntry + sid + "/"
+	p := entryPrefix(sid)
 	lower := p
 	if after > 0 {
 		lower = entryKey(sid, after) + "\x00"

@@ -4,26 +4,31 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+
+	"github.com/cairn-agents/cairn/pkg/events"
 )
 
 // Key prefixes. Every key of the database starts with one of them; see
-// docs/read-models.md for the full layout.
+// docs/read-models.md for the full layout. <ref> is a session's
+// <tenant>.<sid> (events.SessionRef.String; neither part holds a dot or a
+// slash), so a session's keys are its tenant's; the indexes a query lists
+// (sessions by activity, tool calls by tool and by time, usage) begin with
+// the tenant, so a query for one tenant reads only that tenant's keys.
 const (
 	pMeta         = "meta/"
-	pSession      = "s/"       // s/<sid>
-	pActivity     = "sa/"      // sa/<inverted ms:16 hex>/<sid>
-	pEntry        = "e/"       // e/<sid>/<seq:16 hex>
-	pEntryID      = "ei/"      // ei/<sid>/<entry id>
-	pCall         = "tc/"      // tc/<sid>/<call id>
-	pByTool       = "tx/tool/" // tx/tool/<tool>\x00<ms:16 hex>/<sid>/<call id>
-	pBySession    = "tx/sess/" // tx/sess/<sid>/<ms:16 hex>/<call id>
-	pByTime       = "tx/time/" // tx/time/<ms:16 hex>/<sid>/<call id>
-	pUsage        = "u/"       // u/<YYYY-MM-DD>/<model>
-	pTenantUsage  = "ut/"      // ut/<tenant>/<YYYY-MM-DD>/<model>
+	pSession      = "s/"       // s/<ref>
+	pActivity     = "sa/"      // sa/<tenant>/<inverted ms:16 hex>/<sid>
+	pEntry        = "e/"       // e/<ref>/<seq:16 hex>
+	pEntryID      = "ei/"      // ei/<ref>/<entry id>
+	pCall         = "tc/"      // tc/<ref>/<call id>
+	pByTool       = "tx/tool/" // tx/tool/<tenant>/<tool>\x00<ms:16 hex>/<sid>/<call id>
+	pBySession    = "tx/sess/" // tx/sess/<ref>/<ms:16 hex>/<call id>
+	pByTime       = "tx/time/" // tx/time/<tenant>/<ms:16 hex>/<sid>/<call id>
+	pUsage        = "u/"       // u/<tenant>/<YYYY-MM-DD>/<model>
 	pBad          = "bad/"     // bad/<seq:16 hex>
 	keyApplied    = pMeta + "applied"
 	keyLayout     = pMeta + "layout"
-	layoutVersion = "3" // 2: no n/ keys; the tree is read from e/. 3: ut/ keys
+	layoutVersion = "3" // 2: no n/ keys; the tree is read from e/. 3: keys carry the tenant
 )
 
 func hex16(v uint64) string {
@@ -57,31 +62,36 @@ func msKey(ms int64) string {
 	return hex16(uint64(ms))
 }
 
-func sessionKey(sid string) string { return pSession + sid }
+func sessionKey(r events.SessionRef) string { return pSession + r.String() }
 
-func activityKey(ms int64, sid string) string {
+// activityPrefix is where tenant's sessions are listed by activity.
+func activityPrefix(tenant string) string { return pActivity + tenant + "/" }
+
+func activityKey(ms int64, r events.SessionRef) string {
 	if ms < 0 {
 		ms = 0
 	}
-	return pActivity + hex16(math.MaxUint64-uint64(ms)) + "/" + sid
+	return activityPrefix(r.Tenant) + hex16(math.MaxUint64-uint64(ms)) + "/" + r.ID
 }
 
-func entryKey(sid string, seq uint64) string { return pEntry + sid + "/" + hex16(seq) }
-func entryIDKey(sid, id string) string       { return pEntryID + sid + "/" + id }
-func callKey(sid, callID string) string      { return pCall + sid + "/" + callID }
-func usageKey(day, model string) string      { return pUsage + day + "/" + model }
-func tenantUsageKey(tenant, day, model string) string {
-	return pTenantUsage + tenant + "/" + day + "/" + model
+func entryPrefix(r events.SessionRef) string            { return pEntry + r.String() + "/" }
+func entryKey(r events.SessionRef, seq uint64) string   { return entryPrefix(r) + hex16(seq) }
+func entryIDKey(r events.SessionRef, id string) string  { return pEntryID + r.String() + "/" + id }
+func callKey(r events.SessionRef, callID string) string { return pCall + r.String() + "/" + callID }
+func usagePrefix(tenant string) string                  { return pUsage + tenant + "/" }
+func usageKey(tenant, day, model string) string         { return usagePrefix(tenant) + day + "/" + model }
+func badKey(seq uint64) string                          { return pBad + hex16(seq) }
+func byToolPrefix(tenant, tool string) string           { return pByTool + tenant + "/" + tool + "\x00" }
+func bySessionPrefix(r events.SessionRef) string        { return pBySession + r.String() + "/" }
+func byTimePrefix(tenant string) string                 { return pByTime + tenant + "/" }
+func byToolKey(tool string, ms int64, r events.SessionRef, id string) string {
+	return byToolPrefix(r.Tenant, tool) + msKey(ms) + "/" + r.ID + "/" + id
 }
-func badKey(seq uint64) string { return pBad + hex16(seq) }
-func byToolKey(tool string, ms int64, sid, id string) string {
-	return pByTool + tool + "\x00" + msKey(ms) + "/" + sid + "/" + id
+func bySessionKey(r events.SessionRef, ms int64, id string) string {
+	return bySessionPrefix(r) + msKey(ms) + "/" + id
 }
-func bySessionKey(sid string, ms int64, id string) string {
-	return pBySession + sid + "/" + msKey(ms) + "/" + id
-}
-func byTimeKey(ms int64, sid, id string) string {
-	return pByTime + msKey(ms) + "/" + sid + "/" + id
+func byTimeKey(ms int64, r events.SessionRef, id string) string {
+	return byTimePrefix(r.Tenant) + msKey(ms) + "/" + r.ID + "/" + id
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p.

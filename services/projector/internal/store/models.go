@@ -1,5 +1,7 @@
 package store
 
+import "github.com/cairn-agents/cairn/pkg/events"
+
 // Session statuses (DESIGN §4): what the API reports.
 const (
 	StatusIdle    = "idle"
@@ -96,6 +98,7 @@ type Node struct {
 
 // ToolCall is the audit record of one tool call (key tc/<sid>/<call id>).
 type ToolCall struct {
+	Tenant     string `json:"tenant"`
 	Session    string `json:"session"`
 	ID         string `json:"id"`
 	Tool       string `json:"tool"`
@@ -117,7 +120,7 @@ type ToolCall struct {
 // Usage sums the model calls of one model on one day (key u/<day>/<model>),
 // or of one tenant's sessions (key ut/<tenant>/<day>/<model>, Tenant set).
 type Usage struct {
-	Tenant string  `json:"tenant,omitempty"`
+	Tenant string  `json:"tenant,omitempty"` // "" in a total
 	Day    string  `json:"day"`
 	Model  string  `json:"model"`
 	Calls  int64   `json:"calls"`
@@ -141,3 +144,9 @@ type Bad struct {
 	Subject string `json:"subject"`
 	Reason  string `json:"reason"`
 }
+
+// ref is the session s summarises.
+func (s *Summary) ref() events.SessionRef { return events.SessionRef{Tenant: s.Tenant, ID: s.ID} }
+
+// ref is the session c belongs to.
+func (c *ToolCall) ref() events.SessionRef { return events.SessionRef{Tenant: c.Tenant, ID: c.Session} }

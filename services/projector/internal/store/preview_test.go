@@ -82,7 +82,7 @@ func TestTreeNodesCarryPreviews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Apply(seq, "cairn.session.s1", b); err != nil {
+		if _, err := w.Apply(seq, "cairn.session.default.s1", b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestTreeNodesCarryPreviews(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := db.Tree("s1")
+	tree, err := db.Tree(events.DefaultRef("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -50,42 +51,44 @@ func (r reader) iter(lower, upper []byte) (*pebble.Iterator, error) {
 }
 
 // Session returns the summary of session sid.
-func (d *DB) Session(sid string) (Summary, error) {
+func (d *DB) Session(sid events.SessionRef) (Summary, error) {
 	r := d.read()
 	defer r.close()
 	return r.session(sid)
 }
 
-func (r reader) session(sid string) (Summary, error) {
+func (r reader) session(sid events.SessionRef) (Summary, error) {
 	var s Summary
 	found, err := r.getJSON(sessionKey(sid), &s)
 	if err != nil {
 		return Summary{}, err
 	}
 	if !found {
-		return Summary{}, fmt.Errorf("%w: session %q", ErrNotFound, sid)
+		return Summary{}, fmt.Errorf("%w: session %q", ErrNotFound, sid.ID)
 	}
 	return s, nil
 }
 
-// Sessions lists sessions, newest activity first, at most limit of them,
-// after cursor ("" = from the start). It returns the cursor of the next page,
-// "" at the end.
-func (d *DB) Sessions(limit int, cursor string) ([]Summary, string, error) {
-	lower := []byte(pActivity)
+// Sessions lists tenant's sessions, newest activity first, at most limit of
+// them, after cursor ("" = from the start). It returns the cursor of the
+// next page, "" at the end. A cursor of another tenant's listing is
+// refused like any other that is not a sessions cursor.
+func (d *DB) Sessions(tenant string, limit int, cursor string) ([]Summary, string, error) {
+	prefix := activityPrefix(tenant)
+	lower := []byte(prefix)
 	if cursor != "" {
 		k, err := decodeCursor(cursor, "s")
 		if err != nil {
 			return nil, "", err
 		}
-		if !strings.HasPrefix(k, pActivity) || len(k) < len(pActivity)+18 || k[len(pActivity)+16] != '/' {
+		if !strings.HasPrefix(k, prefix) || len(k) < len(prefix)+18 || k[len(prefix)+16] != '/' {
 			return nil, "", &InvalidError{"cursor", "is not a sessions cursor"}
 		}
 		lower = append([]byte(k), 0)
 	}
 	r := d.read()
 	defer r.close()
-	it, err := r.iter(lower, prefixEnd(pActivity))
+	it, err := r.iter(lower, prefixEnd(prefix))
 	if err != nil {
 		return nil, "", err
 	}
@@ -97,8 +100,7 @@ func (d *DB) Sessions(limit int, cursor string) ([]Summary, string, error) {
 			return out, encodeCursor("s", last), nil // more follow
 		}
 		last = string(it.Key())
-		sid := last[len(pActivity)+17:]
-		s, err := r.session(sid)
+		s, err := r.session(events.SessionRef{Tenant: tenant, ID: last[len(prefix)+17:]})
 		if err != nil {
 			return nil, "", err
 		}

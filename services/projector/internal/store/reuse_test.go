@@ -31,7 +31,7 @@ func TestReusedCallIDGivesIdenticalDumps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		log = append(log, synth.Msg{Subject: events.Names{}.SessionSubject(sid), Data: data})
+		log = append(log, synth.Msg{Subject: events.Names{}.SessionSubject(events.DefaultRef(sid)), Data: data})
 		id := e.ID
 		parent = &id
 	}
@@ -43,7 +43,7 @@ func TestReusedCallIDGivesIdenticalDumps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log = append(log, synth.Msg{Subject: events.Names{}.SessionSubject(sid), Data: data})
+	log = append(log, synth.Msg{Subject: events.Names{}.SessionSubject(events.DefaultRef(sid)), Data: data})
 	root := sid
 	parent = &root
 	for _, tool := range []string{"ls", "write"} {

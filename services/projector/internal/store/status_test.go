@@ -42,7 +42,7 @@ func TestStatusStaysRunningThroughRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		log = append(log, synth.Msg{Subject: n.SessionSubject("s1"), Data: data})
+		log = append(log, synth.Msg{Subject: n.SessionSubject(events.DefaultRef("s1")), Data: data})
 	}
 	assistant := func(stop events.StopReason, text string, retry *events.RetryMark) events.Entry {
 		m := &events.Message{Role: events.RoleAssistant, Content: events.TextContent(text), StopReason: stop}
@@ -85,7 +85,7 @@ func TestStatusStaysRunningThroughRetries(t *testing.T) {
 	for i, s := range steps {
 		add(s.entry)
 		applyAll(t, db, log, 1)
-		got, err := db.Session("s1")
+		got, err := db.Session(events.DefaultRef("s1"))
 		if err != nil {
 			t.Fatal(err)
 		}

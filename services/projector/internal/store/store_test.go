@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/cairn-agents/cairn/pkg/events"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -206,11 +207,11 @@ func TestOneSessionInOneBatchEqualsOneByOne(t *testing.T) {
 	}()
 	applyAll(t, oneBatch, log, len(log))
 
-	want, err := oneByOne.Session("s0000")
+	want, err := oneByOne.Session(events.DefaultRef("s0000"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := oneBatch.Session("s0000")
+	got, err := oneBatch.Session(events.DefaultRef("s0000"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,15 +26,15 @@ type Tree struct {
 // that applying an entry writes it once. Every entry but the session header
 // is a node, with a preview of its text and tools (preview.go); a label entry sets the label of its target if the target came
 // earlier (the latest entry with that id), a later label replacing it.
-func (d *DB) Tree(sid string) (Tree, error) {
+func (d *DB) Tree(sid events.SessionRef) (Tree, error) {
 	r := d.read()
 	defer r.close()
 	s, err := r.session(sid)
 	if err != nil {
 		return Tree{}, err
 	}
-	t := Tree{Session: sid, Leaf: s.Leaf, Nodes: []TreeNode{}}
-	p := pEntry + sid + "/"
+	t := Tree{Session: sid.ID, Leaf: s.Leaf, Nodes: []TreeNode{}}
+	p := entryPrefix(sid)
 	it, err := r.iter([]byte(p), prefixEnd(p))
 	if err != nil {
 		return Tree{}, err

@@ -1,12 +1,11 @@
 package store
 
 // UsageFilter selects usage rows. Days are YYYY-MM-DD (UTC), inclusive; ""
-// does not bound. Tenant "" reads the platform's rows (u/), else that
-// tenant's (ut/<tenant>/).
+// does not bound.
 type UsageFilter struct {
+	Tenant       string // required: rows of this tenant only (u/<tenant>/)
 	Since, Until string
 	Model        string
-	Tenant       string
 }
 
 // maxUsageRows bounds one usage answer.
@@ -16,10 +15,7 @@ const maxUsageRows = 100000
 // order, and their total. truncated reports that more rows matched than one
 // answer holds.
 func (d *DB) Usage(f UsageFilter) (rows []Usage, total Usage, truncated bool, err error) {
-	prefix := pUsage
-	if f.Tenant != "" {
-		prefix = pTenantUsage + f.Tenant + "/"
-	}
+	prefix := usagePrefix(f.Tenant)
 	lower := []byte(prefix + f.Since)
 	upper := prefixEnd(prefix)
 	if f.Until != "" {

@@ -21,9 +21,9 @@ type Writer struct {
 	n       int    // entries in the open batch
 	bads    uint64 // entries recorded under bad/ by this writer
 
-	sums  map[string]*sumState
-	cache map[string]*sumState  // committed summaries, to skip decoding them again
-	open  map[string]*callState // committed calls still pending, by call key
+	sums  map[events.SessionRef]*sumState
+	cache map[events.SessionRef]*sumState // committed summaries, to skip decoding them again
+	open  map[string]*callState           // committed calls still pending, by call key
 	calls map[string]*callState
 	usage map[string]*Usage // usage rows changed in this batch
 	uread map[string]*Usage // committed usage rows, to skip reading them again
@@ -51,7 +51,7 @@ func (d *DB) NewWriter() (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{d: d, applied: applied, last: applied,
-		sums: map[string]*sumState{}, cache: map[string]*sumState{}, open: map[string]*callState{}, calls: map[string]*callState{},
+		sums: map[events.SessionRef]*sumState{}, cache: map[events.SessionRef]*sumState{}, open: map[string]*callState{}, calls: map[string]*callState{},
 		usage: map[string]*Usage{}, uread: map[string]*Usage{}}
 	w.b = d.db.NewBatch()
 	return w, nil
@@ -223,10 +223,10 @@ func (w *Writer) Sync() error {
 // it.
 func (w *Writer) prepare() error {
 	for _, st := range w.sums {
-		if err := w.setJSON(sessionKey(st.s.ID), storedSummary{st.s, st.s.awaitCompaction, st.s.principal}); err != nil {
+		if err := w.setJSON(sessionKey(st.s.ref()), storedSummary{st.s, st.s.awaitCompaction, st.s.principal}); err != nil {
 			return err
 		}
-		idx := activityKey(st.s.activityMs, st.s.ID)
+		idx := activityKey(st.s.activityMs, st.s.ref())
 		if idx != st.origIdx {
 			if st.origIdx != "" {
 				if err := w.b.Delete([]byte(st.origIdx), nil); err != nil {
@@ -245,9 +245,9 @@ func (w *Writer) prepare() error {
 		if cs.new {
 			c := cs.c
 			for _, ik := range []string{
-				byToolKey(c.Tool, c.StartedMs, c.Session, c.ID),
-				bySessionKey(c.Session, c.StartedMs, c.ID),
-				byTimeKey(c.StartedMs, c.Session, c.ID),
+				byToolKey(c.Tool, c.StartedMs, c.ref(), c.ID),
+				bySessionKey(c.ref(), c.StartedMs, c.ID),
+				byTimeKey(c.StartedMs, c.ref(), c.ID),
 			} {
 				if err := w.b.Set([]byte(ik), nil, nil); err != nil {
 					return err
@@ -308,7 +308,7 @@ func (w *Writer) getJSON(key string, v any) (bool, error) {
 }
 
 // summary returns the session's summary, loading it or starting a new one.
-func (w *Writer) summary(sid string) (*sumState, error) {
+func (w *Writer) summary(sid events.SessionRef) (*sumState, error) {
 	if st, ok := w.sums[sid]; ok {
 		return st, nil
 	}
@@ -329,14 +329,14 @@ func (w *Writer) summary(sid string) (*sumState, error) {
 		st.s.activityMs = parseMs(st.s.LastActivity)
 		st.origIdx = activityKey(st.s.activityMs, sid)
 	} else {
-		st.s = &Summary{ID: sid, Status: StatusIdle}
+		st.s = &Summary{ID: sid.ID, Tenant: sid.Tenant, Status: StatusIdle}
 	}
 	w.sums[sid] = st
 	return st, nil
 }
 
 // call returns the audit record of a tool call, or nil.
-func (w *Writer) call(sid, id string) (*callState, error) {
+func (w *Writer) call(sid events.SessionRef, id string) (*callState, error) {
 	k := callKey(sid, id)
 	if cs, ok := w.calls[k]; ok {
 		return cs, nil
@@ -357,16 +357,16 @@ func (w *Writer) call(sid, id string) (*callState, error) {
 }
 
 func (w *Writer) addCall(c *ToolCall) error {
-	k := callKey(c.Session, c.ID)
+	k := callKey(c.ref(), c.ID)
 	if old, ok := w.calls[k]; ok && old.new {
 		// The id was used before in this batch: index that call now, as a
 		// commit between the two would have, so the indexes list a reused
 		// id once per call whatever the batch boundaries.
 		o := old.c
 		for _, ik := range []string{
-			byToolKey(o.Tool, o.StartedMs, o.Session, o.ID),
-			bySessionKey(o.Session, o.StartedMs, o.ID),
-			byTimeKey(o.StartedMs, o.Session, o.ID),
+			byToolKey(o.Tool, o.StartedMs, o.ref(), o.ID),
+			bySessionKey(o.ref(), o.StartedMs, o.ID),
+			byTimeKey(o.StartedMs, o.ref(), o.ID),
 		} {
 			if err := w.b.Set([]byte(ik), nil, nil); err != nil {
 				return err
@@ -377,13 +377,8 @@ func (w *Writer) addCall(c *ToolCall) error {
 	return nil
 }
 
-// usageOf returns the usage row of model on day: of tenant under
-// ut/, or, with tenant "", of every tenant under u/.
 func (w *Writer) usageOf(tenant, day, model string) (*Usage, error) {
-	k := usageKey(day, model)
-	if tenant != "" {
-		k = tenantUsageKey(tenant, day, model)
-	}
+	k := usageKey(tenant, day, model)
 	if u, ok := w.usage[k]; ok {
 		return u, nil
 	}
@@ -398,7 +393,7 @@ func (w *Writer) usageOf(tenant, day, model string) (*Usage, error) {
 		return nil, err
 	}
 	if !found {
-		u = &Usage{Day: day, Model: model, Tenant: tenant}
+		u = &Usage{Tenant: tenant, Day: day, Model: model}
 	}
 	w.usage[k] = u
 	return u, nil

@@ -74,7 +74,7 @@ func (g *Generator) Next() Msg {
 	if err != nil {
 		panic(fmt.Sprintf("synth: marshal: %v", err)) // the generator's own bug
 	}
-	return Msg{Subject: g.names.SessionSubject(s.id), Data: data}
+	return Msg{Subject: g.names.SessionSubject(events.DefaultRef(s.id)), Data: data}
 }
 
 func (g *Generator) entry(s *session) events.Entry {
