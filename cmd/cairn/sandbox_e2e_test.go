@@ -44,7 +44,7 @@ const sandboxScript = `{
 // another session still works.
 func TestE2ESandboxStopsAnInjectedModel(t *testing.T) {
 	u := startUpWith(t, sandboxScript)
-	root := filepath.Join(u.data, "workspaces")
+	root := filepath.Join(u.data, "workspaces", events.DefaultTenant) // root/<tenant>/<sid>
 	gw, err := url.Parse(u.url)
 	if err != nil {
 		t.Fatal(err)

@@ -171,9 +171,13 @@ func (g *Gateway) writeBudget(w http.ResponseWriter, r *http.Request, l *budget.
 // tenantUsage answers a tenant's usage by day and model from the
 // projector: GET /v1/tenants/{tenant}/usage.
 func (g *Gateway) tenantUsage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := tenantPath(w, r); !ok {
+	t, ok := tenantPath(w, r)
+	if !ok {
 		return
 	}
+	// The projector reads the tenant from the header: the one tenantPath
+	// authorised (the principal's own, or any for an admin).
+	r.Header.Set(events.HeaderTenant, t)
 	g.queries()(w, r)
 }
 

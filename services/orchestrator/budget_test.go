@@ -132,8 +132,8 @@ func TestBudgetExceededEndsRunAndRefusesPrompts(t *testing.T) {
 	}
 	stop := p.startBudgetOrchestrator("o1")
 	p.createInTenant("b1", "acme")
-	p.send(events.Command{ID: "p1", Type: events.CmdPrompt, SessionID: "b1", Text: "list files"})
-	es := p.waitLog("b1", "the run ends", func(es []events.Entry) bool { return settledAfter(es, "p1") })
+	p.sendTo("acme", events.Command{ID: "p1", Type: events.CmdPrompt, SessionID: "b1", Text: "list files"})
+	es := p.waitLogOf(events.Ref("acme", "b1"), "the run ends", func(es []events.Entry) bool { return settledAfter(es, "p1") })
 	want := "budget exceeded: tokensPerDay 100 used 120 of tenant acme"
 	if got := budgetError(es); got != want {
 		t.Fatalf("the run's error entry says %q, want %q", got, want)
@@ -144,8 +144,8 @@ func TestBudgetExceededEndsRunAndRefusesPrompts(t *testing.T) {
 		t.Errorf("status after the run: %+v, want 120 tokens of 1 call, nothing reserved", st.Today)
 	}
 
-	p.send(events.Command{ID: "p2", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
-	es = p.waitLog("b1", "p2 refused", named("p2"))
+	p.sendTo("acme", events.Command{ID: "p2", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
+	es = p.waitLogOf(events.Ref("acme", "b1"), "p2 refused", named("p2"))
 	if code, reason := rejection(es, "p2"); code != budget.Code || reason != want {
 		t.Errorf("p2: rejected %q %q, want %q %q", code, reason, budget.Code, want)
 	}
@@ -153,8 +153,8 @@ func TestBudgetExceededEndsRunAndRefusesPrompts(t *testing.T) {
 	// Restart: the next orchestrator reads the same use from NATS.
 	stop()
 	p.startBudgetOrchestrator("o2")
-	p.send(events.Command{ID: "p3", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
-	es = p.waitLog("b1", "p3 refused", named("p3"))
+	p.sendTo("acme", events.Command{ID: "p3", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
+	es = p.waitLogOf(events.Ref("acme", "b1"), "p3 refused", named("p3"))
 	if code, _ := rejection(es, "p3"); code != budget.Code {
 		t.Errorf("p3 after a restart: rejected %q, want %q", code, budget.Code)
 	}
@@ -162,8 +162,8 @@ func TestBudgetExceededEndsRunAndRefusesPrompts(t *testing.T) {
 	if err := l.SetLimits(ctx, "acme", budget.Limits{TokensPerDay: 10000}); err != nil {
 		t.Fatal(err)
 	}
-	p.send(events.Command{ID: "p4", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
-	es = p.waitLog("b1", "p4 answered", func(es []events.Entry) bool { return settledAfter(es, "p4") })
+	p.sendTo("acme", events.Command{ID: "p4", Type: events.CmdPrompt, SessionID: "b1", Text: "hello"})
+	es = p.waitLogOf(events.Ref("acme", "b1"), "p4 answered", func(es []events.Entry) bool { return settledAfter(es, "p4") })
 	if code, _ := rejection(es, "p4"); code != "" || lastText(es) != "ok" {
 		t.Errorf("p4 with a raised limit: rejected %q, last reply %q", code, lastText(es))
 	}
@@ -211,7 +211,7 @@ func TestBudgetOvershootBoundAcrossOrchestrators(t *testing.T) {
 		}
 		for _, sid := range sids {
 			if !refused[sid] {
-				p.send(events.Command{ID: fmt.Sprintf("%s-r%d", sid, round), Type: events.CmdPrompt, SessionID: sid, Text: "list files"})
+				p.sendTo("acme", events.Command{ID: fmt.Sprintf("%s-r%d", sid, round), Type: events.CmdPrompt, SessionID: sid, Text: "list files"})
 			}
 		}
 		for _, sid := range sids {
@@ -219,7 +219,7 @@ func TestBudgetOvershootBoundAcrossOrchestrators(t *testing.T) {
 				continue
 			}
 			id := fmt.Sprintf("%s-r%d", sid, round)
-			es := p.waitLog(sid, id+" settled", func(es []events.Entry) bool { return settledAfter(es, id) })
+			es := p.waitLogOf(events.Ref("acme", sid), id+" settled", func(es []events.Entry) bool { return settledAfter(es, id) })
 			if code, _ := rejection(es, id); code == budget.Code || strings.HasPrefix(budgetError(es), "budget exceeded") {
 				refused[sid] = true
 			}
@@ -227,7 +227,10 @@ func TestBudgetOvershootBoundAcrossOrchestrators(t *testing.T) {
 	}
 	var logged int64
 	for _, sid := range sids {
-		recs := mustRecords(t, p, sid)
+		recs, err := p.log.Read(context.Background(), events.Ref("acme", sid), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, r := range recs {
 			if m := r.Entry.Message; m != nil && m.Role == events.RoleAssistant && m.Usage != nil {
 				logged += m.Usage.Input + m.Usage.Output

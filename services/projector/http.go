@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/budget"
 	"net/http"
 	"strconv"
 
@@ -239,13 +238,6 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	q := parseParams(r.URL.RawQuery, "since", "until", "model")
 	f := store.UsageFilter{Since: q.day("since"), Until: q.day("until"), Model: q.nonEmpty("model")}
-	if t := r.PathValue("tenant"); r.Pattern == "/v1/tenants/{tenant}/usage" {
-		// a tenant's rows (ut/), by the tenant of each session's entry
-		if err := budget.ValidateTenant(t); err != nil {
-			return &paramError{"tenant", err.Error()}
-		}
-		f.Tenant = t
-	}
 	if f.Since != "" && f.Until != "" && f.Until < f.Since {
 		q.fail("until", "must not be before since (%s), got %s", f.Since, f.Until)
 	}
@@ -255,6 +247,11 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 	var err error
 	if f.Tenant, err = tenantOf(r); err != nil {
 		return err
+	}
+	if t := r.PathValue("tenant"); r.Pattern == "/v1/tenants/{tenant}/usage" && t != f.Tenant {
+		// The gateway sends the tenant it authorised in the header; a path
+		// naming another is refused, never read.
+		return &paramError{"tenant", fmt.Sprintf("%q in the path is not the request's tenant %q", t, f.Tenant)}
 	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
 		rows, total, truncated, err := db.Usage(f)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/kittest"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/toolrunner"
@@ -30,8 +31,8 @@ import (
 func TestSandboxStopsAToolCallAttacker(t *testing.T) {
 	c := newCluster(t)
 	t.Log("sandbox probe: ", sandbox.Probe())
-	ws := filepath.Join(c.root, "s1")
-	other := filepath.Join(c.root, "s2")
+	ws := filepath.Join(c.root, events.DefaultTenant, "s1") // root/<tenant>/<sid>
+	other := filepath.Join(c.root, events.DefaultTenant, "s2")
 	outside := t.TempDir() // stands for anything outside the workspace root
 	data := t.TempDir()    // stands for the data directory (NATS store, read models)
 	for _, d := range []string{ws, other, filepath.Join(data, "nats")} {

@@ -17,7 +17,7 @@ func TestAuditAndUsageNameThePrincipal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return synth.Msg{Subject: "cairn.session.p1", Data: data}
+		return synth.Msg{Subject: "cairn.session.default.p1", Data: data}
 	}
 	ts := "2026-03-04T05:06:07.000Z"
 	user := func(id, cmd, principal string) synth.Msg {
@@ -41,7 +41,7 @@ func TestAuditAndUsageNameThePrincipal(t *testing.T) {
 	for _, batch := range []int{1, 100} {
 		db := openMem(t, vfs.NewMem())
 		applyAll(t, db, log, batch)
-		calls, _, err := db.ToolCalls(AuditFilter{Session: "p1", Limit: 10})
+		calls, _, err := db.ToolCalls(AuditFilter{Tenant: events.DefaultTenant, Session: "p1", Limit: 10})
 		if err != nil || len(calls) != 3 {
 			t.Fatalf("batch %d: calls %v, %v", batch, calls, err)
 		}
@@ -50,11 +50,11 @@ func TestAuditAndUsageNameThePrincipal(t *testing.T) {
 				t.Errorf("batch %d: call %s principal %q, want %q", batch, calls[i].ID, calls[i].Principal, want)
 			}
 		}
-		bob, _, err := db.ToolCalls(AuditFilter{Principal: "oidc:bob", Limit: 10})
+		bob, _, err := db.ToolCalls(AuditFilter{Tenant: events.DefaultTenant, Principal: "oidc:bob", Limit: 10})
 		if err != nil || len(bob) != 2 {
 			t.Errorf("batch %d: bob's calls %v, %v", batch, bob, err)
 		}
-		rows, _, _, err := db.Usage(UsageFilter{})
+		rows, _, _, err := db.Usage(UsageFilter{Tenant: events.DefaultTenant})
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("batch %d: usage %v, %v", batch, rows, err)
 		}

@@ -8,9 +8,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Usage is kept by tenant too: each session's assistant messages count
-// to the tenant of its session entry (none: default), under ut/, as well
-// as to the platform's rows under u/.
+// Usage is kept by tenant: each session's assistant messages count to the
+// tenant its subject names (cairn.session.<tenant>.<sid>), under
+// u/<tenant>/, and a tenant reads only its own rows.
 func TestUsageByTenantAndDay(t *testing.T) {
 	db := openMem(t, vfs.NewMem())
 	defer func() {
@@ -23,11 +23,12 @@ func TestUsageByTenantAndDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := uint64(0)
+	tenantOf := map[string]string{"a1": "acme", "a2": "acme", "b1": "beta", "d1": events.DefaultTenant}
 	apply := func(sid string, e events.Entry) {
 		t.Helper()
 		seq++
 		data, _ := json.Marshal(e)
-		if _, err := w.Apply(seq, "cairn.session."+sid, data); err != nil {
+		if _, err := w.Apply(seq, "cairn.session."+tenantOf[sid]+"."+sid, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +37,7 @@ func TestUsageByTenantAndDay(t *testing.T) {
 			Role: events.RoleAssistant, Provider: "scripted", Model: "m", StopReason: events.StopEnd,
 			Usage: &events.Usage{Input: tokens, TotalTokens: tokens, Cost: events.Cost{Total: float64(tokens) / 1000}}}})
 	}
-	for sid, tenant := range map[string]string{"a1": "acme", "a2": "acme", "b1": "beta", "d1": ""} {
+	for sid, tenant := range tenantOf {
 		apply(sid, events.Entry{V: 1, Type: events.EntrySession, ID: sid, Timestamp: "2025-03-01T10:00:00.000Z", Version: 3, Tenant: tenant})
 	}
 	reply("a1", "r1", "2025-03-01T10:01:00.000Z", 100)
@@ -69,7 +70,7 @@ func TestUsageByTenantAndDay(t *testing.T) {
 	if rows, _, _, _ := db.Usage(UsageFilter{Tenant: "acm"}); len(rows) != 0 {
 		t.Errorf("tenant acm sees %+v", rows)
 	}
-	if _, total, _, _ := db.Usage(UsageFilter{}); total.Tokens.Total != 1160 || total.Calls != 5 {
-		t.Errorf("the platform's usage: %+v", total)
+	if _, total, _, _ := db.Usage(UsageFilter{Tenant: "beta"}); total.Tokens.Total != 1000 || total.Calls != 1 {
+		t.Errorf("beta's usage: %+v", total)
 	}
 }
