@@ -128,8 +128,17 @@ func TestCompactAndNavigateCommandsRunThroughTheCompactor(t *testing.T) {
 		p.send(events.Command{ID: id, SessionID: sid, Type: events.CmdPrompt, Text: id + " " + strings.Repeat("z", 2000)})
 		p.await(sid, id)
 		p.waitLog(sid, "the reply to "+id, func(es []events.Entry) bool {
-			last := es[len(es)-1]
-			return last.Type == events.EntryMessage && last.Message.Role == events.RoleAssistant
+			// An assistant message after the prompt's user message: the
+			// log may go on past it (an automatic compaction).
+			asked := false
+			for _, e := range es {
+				if e.Type == events.EntryMessage && e.Message.Role == events.RoleUser && e.CommandID == id {
+					asked = true
+				} else if asked && e.Type == events.EntryMessage && e.Message.Role == events.RoleAssistant {
+					return true
+				}
+			}
+			return false
 		})
 	}
 	p.send(events.Command{ID: "c1", SessionID: sid, Type: events.CmdCompact, Instructions: "keep the numbers"})
