@@ -112,7 +112,7 @@ func waitCompactions(t *testing.T, ctx context.Context, js jetstream.JetStream, 
 	for {
 		missing := ""
 		for _, r := range runs {
-			recs, err := log.ReadStream(ctx, r.id)
+			recs, err := log.ReadStream(ctx, events.DefaultRef(r.id))
 			if err != nil {
 				missing = err.Error()
 				break
@@ -160,7 +160,7 @@ func compactionRequests(sid string, recs []session.Record) map[string]int {
 		if leaf != nil {
 			id = *leaf
 		}
-		out[compactbus.RequestID(sid, "compaction", id, "")]++
+		out[compactbus.RequestID(events.DefaultRef(sid), "compaction", id, "")]++
 	}
 	return out
 }
