@@ -69,7 +69,7 @@ func (m *Meter) beginCall(ctx context.Context) (Limits, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.mu.inRun {
+	if !m.mu.inRun && lim != (Limits{}) {
 		if err := m.l.Acquire(ctx, m.tenant, m.sid, lim); err != nil {
 			return lim, err
 		}
@@ -88,6 +88,12 @@ func (p metered) Stream(ctx context.Context, req *llm.Request, onDelta func(even
 	lim, err := m.beginCall(ctx)
 	if err != nil {
 		return refusal(ctx, req, err)
+	}
+	if lim == (Limits{}) {
+		// A tenant without limits is not metered: nothing to reserve, and
+		// no write to the tenant's shared keys on every call (its use is
+		// in the projector's usage read model).
+		return p.next.Stream(ctx, req, onDelta)
 	}
 	r, err := m.l.Reserve(ctx, m.tenant, m.sid, lim, Estimate(req))
 	if err != nil {

@@ -174,9 +174,10 @@ func TestBudgetExceededEndsRunAndRefusesPrompts(t *testing.T) {
 	if lastText(es) != "ok" {
 		t.Errorf("a default-tenant session: last reply %q", lastText(es))
 	}
+	// A tenant without limits is not metered: nothing written on its keys.
 	st, err := l.Status(ctx, budget.DefaultTenant)
-	if err != nil || st.Today.Tokens != 120 {
-		t.Errorf("default tenant status %+v (%v), want 120 tokens", st.Today, err)
+	if err != nil || st.Today.Tokens != 0 || st.Today.Runs != 0 {
+		t.Errorf("default tenant status %+v (%v), want nothing metered", st.Today, err)
 	}
 }
 
