@@ -38,13 +38,9 @@ type budgets struct {
 	names events.Names
 	mu    struct {
 		sync.Mutex
-		ledger  *budget.Ledger
-		tenants map[string]string // session id → tenant; a session's tenant never changes
+		ledger *budget.Ledger
 	}
 }
-
-// maxTenantCache bounds the sessions whose tenant is remembered.
-const maxTenantCache = 100000
 
 func (b *budgets) ledger(ctx context.Context) (*budget.Ledger, error) {
 	b.mu.Lock()
