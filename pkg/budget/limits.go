@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
+
+	"github.com/cairn-agents/cairn/pkg/events"
 )
 
 // DefaultTenant is the tenant of sessions that name none.
-const DefaultTenant = "default"
+const DefaultTenant = events.DefaultTenant
 
 // Code is the refusal code of a command refused over budget.
 const Code = "budget_exceeded"
@@ -30,15 +31,9 @@ const (
 	MaxConcurrentRuns = 1_000_000
 )
 
-var tenantRe = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
-
-// ValidateTenant reports whether t is a tenant name: [a-z0-9-]{1,32}.
-func ValidateTenant(t string) error {
-	if !tenantRe.MatchString(t) {
-		return fmt.Errorf("tenant: %q is not a tenant name (1-32 characters of a-z, 0-9 and -)", clip(t))
-	}
-	return nil
-}
+// ValidateTenant reports whether t is a tenant name: the one rule,
+// events.ValidateTenant.
+func ValidateTenant(t string) error { return events.ValidateTenant(t) }
 
 // TenantOf returns t, or DefaultTenant when t is empty.
 func TenantOf(t string) string {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
 )
 
@@ -65,21 +66,11 @@ func validRole(r Role) error {
 	return nil
 }
 
-// DefaultTenant serves single-tenant use.
-const DefaultTenant = "default"
+// DefaultTenant serves single-tenant use (events.DefaultTenant).
+const DefaultTenant = events.DefaultTenant
 
-// ValidateTenant checks a tenant name: 1–32 characters of [a-z0-9-].
-func ValidateTenant(t string) error {
-	if t == "" || len(t) > 32 {
-		return fmt.Errorf("tenant must be 1-32 characters of a-z 0-9 -, got %d characters", len(t))
-	}
-	for i := 0; i < len(t); i++ {
-		if c := t[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("tenant %q has %q; only a-z 0-9 - are allowed", t, c)
-		}
-	}
-	return nil
-}
+// ValidateTenant checks a tenant name: the one rule, events.ValidateTenant.
+func ValidateTenant(t string) error { return events.ValidateTenant(t) }
 
 // Principal is who sent a request: an API key or a JWT's subject, the
 // tenant it belongs to and its role.
