@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/kittest"
+	"github.com/cairn-agents/cairn/internal/mcptest"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
 func TestMain(m *testing.M) {
-	kittest.Main(m, kittest.Children{"mcpserver": serverChild})
+	kittest.Main(m, kittest.Children{"mcpserver": mcptest.Serve})
 }
 
 // stdioServer is the test server as a stdio command: this test binary

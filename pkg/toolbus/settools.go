@@ -33,9 +33,6 @@ func (s *Server) SetTools(ctx context.Context, prefix string, tools []tool.Tool)
 		specs = append(specs, sp)
 		keep[sp.Name] = t
 	}
-	if err := s.bus.register(ctx, s.w.Pool, s.w.Tenants, specs); err != nil {
-		return err
-	}
 	var gone []string
 	s.mu.Lock()
 	for name := range s.mu.tools {
@@ -48,6 +45,11 @@ func (s *Server) SetTools(ctx context.Context, prefix string, tools []tool.Tool)
 		s.mu.tools[name] = t
 	}
 	s.mu.Unlock()
+	// Served before registered: a call routed by the new registration
+	// finds its tool.
+	if err := s.bus.register(ctx, s.w.Pool, s.w.Tenants, specs); err != nil {
+		return err
+	}
 	for _, name := range gone {
 		if err := s.bus.unregister(ctx, s.w.Pool, name); err != nil {
 			return err

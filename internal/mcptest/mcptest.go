@@ -1,10 +1,16 @@
-package mcptool
-
-// The MCP server of these tests, on the SDK's server side: a child process
-// (kittest.Command) over stdio, or over streamable HTTP when
-// MCPTEST_HTTP=1 (it prints its URL on stdout). Its tools exercise what a
-// client must survive: errors, time-outs, a crash mid-call, a flood of
-// output, images, a tool list that changes, names and schemas Cairn refuses.
+// Package mcptest is the MCP server of Cairn's tests, written on the
+// official SDK's server side, run as a child process of a test binary
+// (internal/kittest's Command, with [Serve] as the child's body): over
+// stdio, or over streamable HTTP when MCPTEST_HTTP=1 (it prints its URL on
+// stdout; MCPTEST_TOKEN makes it require that bearer token);
+// MCPTEST_HANG=1 makes it never answer. Its tools exercise what a client
+// must survive: errors (fail), time-outs (sleep), a crash mid-call
+// (crash), a flood of output (flood), images (image), a tool list that
+// changes (grow adds extra), a name (bad.name) and a schema (broken) Cairn
+// refuses; echo and pid answer plainly.
+//
+// Like net/http/httptest, it is imported only by tests.
+package mcptest
 
 import (
 	"context"
@@ -20,7 +26,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func serverChild() int {
+// Serve runs the server as the environment says and returns the exit code.
+func Serve() int {
 	if os.Getenv("MCPTEST_HANG") != "" {
 		select {}
 	}
