@@ -32,7 +32,7 @@ func stdioServer(name string, env ...string) Server {
 
 // httpServer starts the test server over streamable HTTP in a child
 // process and returns its URL.
-func httpServer(t *testing.T, token string) string {
+func httpServer(t testing.TB, token string) string {
 	t.Helper()
 	cmd := kittest.Command("mcpserver", "MCPTEST_HTTP=1", "MCPTEST_TOKEN="+token)
 	out, err := cmd.StdoutPipe()
@@ -70,7 +70,7 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-func start(t *testing.T, servers ...Server) (*Set, *logBuf) {
+func start(t testing.TB, servers ...Server) (*Set, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
 	s, err := Start(context.Background(), servers, slog.New(slog.NewTextHandler(lb, nil)))
@@ -81,7 +81,7 @@ func start(t *testing.T, servers ...Server) (*Set, *logBuf) {
 	return s, lb
 }
 
-func find(t *testing.T, s *Set, name string) tool.Tool {
+func find(t testing.TB, s *Set, name string) tool.Tool {
 	t.Helper()
 	for _, tl := range s.Tools() {
 		if tl.Spec().Name == name {
