@@ -14,7 +14,16 @@
 // the line (when there is one) and the reason. Expansion never fails:
 // missing template arguments expand to "", as in pi.
 //
+// # Storage
+//
+// [Store] keeps each tenant's resources in one NATS KV bucket, one key per
+// resource (<tenant>.<skill|template>.<name>); the key's revision is the
+// version a run's entries record, and the bucket keeps the last 16
+// versions of each. A put is refused unless the text parses; a tenant's
+// calls reach only that tenant's keys.
+//
 // # Concurrency
 //
-// Everything here is pure: no I/O, safe for concurrent use.
+// The parsers, expansion and rendering are pure (no I/O); they and [Store]
+// are safe for concurrent use. A put is last-writer-wins.
 package resources
