@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -39,7 +40,7 @@ type Stored struct {
 
 // Store keeps tenants' skills and templates in the resources KV bucket
 // ([events.Names.ResourcesBucket]), one key per resource
-// ([events.ResourceKey]); the bucket must exist (pkg/provision).
+// ([events.ResourceKey]).
 //
 // A put parses the text first and refuses what does not parse; what is
 // stored is the text as given. A tenant only ever reaches its own keys:
@@ -48,9 +49,13 @@ type Store struct {
 	kv jetstream.KeyValue
 }
 
-// OpenStore opens the resources bucket.
+// OpenStore opens the resources bucket, creating it (one replica,
+// pkg/provision's configuration) if it does not exist yet.
 func OpenStore(ctx context.Context, js jetstream.JetStream, names events.Names) (*Store, error) {
 	kv, err := js.KeyValue(ctx, names.ResourcesBucket())
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, provision.ResourcesBucket(names, 1))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resources: bucket %s: %w", names.ResourcesBucket(), err)
 	}
@@ -206,3 +211,6 @@ func (s *Store) list(ctx context.Context, tenant string, kind Kind, text bool) (
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// String is the kind's name.
+func (k Kind) String() string { return string(k) }
