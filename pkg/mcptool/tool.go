@@ -20,10 +20,6 @@ type mcpTool struct {
 	spec   events.ToolSpec
 }
 
-// schemas compiles input schemas the way calls are checked, so a schema
-// the validator cannot compile is refused at listing, not at the first call.
-var schemas tool.Validator
-
 func newTool(c *client, t *mcp.Tool) (*mcpTool, error) {
 	name, err := ToolName(c.srv.Name, t.Name)
 	if err != nil {
@@ -46,7 +42,9 @@ func newTool(c *client, t *mcp.Tool) (*mcpTool, error) {
 	if spec.Description == "" {
 		spec.Description = t.Title
 	}
-	// A fresh validator per check: a server may fix a schema under the same name.
+	// Compiled the way calls are checked, so a schema the validator cannot
+	// compile is refused at listing, not at the first call; a fresh
+	// validator each time, since a server may fix a schema under one name.
 	var v tool.Validator
 	if err := v.Validate(spec, []byte("{}")); err != nil && !errors.Is(err, tool.ErrInvalidArguments) {
 		return nil, fmt.Errorf("mcp server %q: tool %q: the input schema does not compile: %v", c.srv.Name, t.Name, err)
