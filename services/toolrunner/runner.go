@@ -176,7 +176,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 	}
 	s, err := bus.Start(ctx, toolbus.Worker{
-		Pool: c.Pool, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
+		Pool: c.Pool, Tenants: c.Tenants, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
 		Name: c.Name, AckWait: c.AckWait, ShutdownTimeout: c.ShutdownTimeout, Logger: log,
 		Observe: r.metrics.observe,
 	})
