@@ -38,7 +38,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	f := c.Flags()
 	root := f.String("workspace-root", envOr("CAIRN_WORKSPACE_ROOT", ""), "directory every call's workspace must lie in (env CAIRN_WORKSPACE_ROOT; required)")
 	pool := f.String("pool", envOr("CAIRN_POOL", "default"), "pool whose calls to take (env CAIRN_POOL)")
-	tenants := f.StringSlice("tenants", splitList(envOr("CAIRN_TENANTS", "")),
+	tenants := f.String("tenants", envOr("CAIRN_TENANTS", ""),
 		"tenants whose sessions the pool serves, comma-separated; another tenant's call is refused (env CAIRN_TENANTS; default every tenant)")
 	concurrency := f.Int("concurrency", envInt("CAIRN_CONCURRENCY", 4), "calls run at once (env CAIRN_CONCURRENCY)")
 	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
@@ -66,7 +66,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 			return err
 		}
 		natsOpts = append(natsOpts, nats.ErrorHandler(natsErrorLogger(log)))
-		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: *tenants,
+		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
 			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}}

@@ -117,7 +117,8 @@ func (l *Ledger) Limits(ctx context.Context, tenant string) (Limits, error) {
 	return lim, nil
 }
 
-// SetLimits stores tenant's budget; it counts from the next call on.
+// SetLimits stores tenant's budget; it counts from the next call on
+// (on other Ledgers, from the call after their watch delivers it; watch.go).
 func (l *Ledger) SetLimits(ctx context.Context, tenant string, lim Limits) error {
 	if err := ValidateTenant(tenant); err != nil {
 		return err
