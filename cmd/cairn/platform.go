@@ -132,7 +132,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	var users []embednats.User
 	for _, c := range all {
 		users = append(users, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey,
-			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe})
+			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe, Responses: c.User.Permissions.Responses})
 	}
 	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen,
 		SyncAlways: cfg.SyncAlways, Users: users, Logger: log.With("service", "nats")})

@@ -12,3 +12,11 @@ func KeysBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: n.KeysBucket(), History: 5, Replicas: replicas,
 		Description: "Cairn gateway API keys by key id: role, tenant and the secret's SHA-256, never the secret"}
 }
+
+// ExtensionsBucket configures the bucket of extension handler
+// registrations (docs/extensions.md): one key per handler, the latest
+// registration only; orchestrators watch it.
+func ExtensionsBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.ExtensionsBucket(), History: 1, Replicas: max(1, replicas),
+		Description: "Cairn extension handlers by handler name: hook, tenant, priority, timeout, failure policy"}
+}
