@@ -41,6 +41,7 @@ type platformConfig struct {
 	Model         string // default model of new sessions
 	SyncAlways    bool
 	Sandbox       sandbox.Level // of the embedded toolrunner; zero: required
+	NoExtensions  bool          // the orchestrator calls no extension (docs/extensions.md)
 	Logger        *slog.Logger
 }
 
@@ -49,6 +50,9 @@ type platform struct {
 	URL   string // the gateway's base URL
 	NATS  string // the embedded server's client URL
 	Creds string // the admin's credentials file, for operator commands
+	// ExtensionCreds is the extension user's seed file, for extension
+	// processes (docs/extensions.md).
+	ExtensionCreds string
 	// AdminKey is the platform admin key, kept in KeyFile (<data>/admin.key);
 	// NewKey says this start created it.
 	AdminKey secret.Secret
@@ -217,7 +221,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
 		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second,
-		Registerer: reg})
+		Registerer: reg, NoExtensions: cfg.NoExtensions})
 	if err != nil {
 		return fail(err)
 	}
@@ -292,7 +296,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		}
 	}
 	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(),
-		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait,
+		Creds: creds[string(provision.RoleAdmin)].SeedFile, ExtensionCreds: creds[string(provision.RoleExtension)].SeedFile, wait: wait,
 		AdminKey: adminKey, KeyFile: adminKeyFile(cfg.DataDir), NewKey: newKey}, nil
 }
 

@@ -24,6 +24,7 @@ func newUpCmd(e *env) *cobra.Command {
 	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "default model of new sessions, provider/model (env CAIRN_MODEL)")
 	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
 	sandboxLevel := addSandboxFlag(c)
+	noExt := addNoExtensionsFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		level, err := sandbox.ParseLevel(*sandboxLevel)
 		if err != nil {
@@ -35,7 +36,7 @@ func newUpCmd(e *env) *cobra.Command {
 		}
 		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
-			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, Logger: log})
+			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, NoExtensions: *noExt, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -43,6 +44,9 @@ func newUpCmd(e *env) *cobra.Command {
 		keyLine := recordAdminKey(p)
 		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s, admin credentials %s\n", p.URL, p.NATS, abs, p.Creds)
 		fmt.Fprintln(e.stdout, keyLine)
+		if !*noExt {
+			fmt.Fprintf(e.stdout, "extensions connect to NATS %s with the seed %s (docs/extensions.md)\n", p.NATS, p.ExtensionCreds)
+		}
 		return p.wait()
 	}
 	return c

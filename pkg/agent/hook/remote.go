@@ -28,6 +28,9 @@ type Policy struct {
 	// context chain fails the model call, the other events skip the
 	// handler).
 	FailOpen bool
+	// Observe, when set, hears every call's duration and failure (nil on
+	// success; errors wrap ErrBadAnswer for an answer that does not decode).
+	Observe func(d time.Duration, err error)
 }
 
 // DefaultTimeout bounds a remote call whose Policy sets none.
@@ -35,6 +38,9 @@ const DefaultTimeout = 2 * time.Second
 
 // ErrRemote wraps every failure of a remote handler.
 var ErrRemote = errors.New("remote hook failed")
+
+// ErrBadAnswer marks an answer that is not the JSON of the event's result.
+var ErrBadAnswer = errors.New("bad answer")
 
 // ErrUnknownHook is returned by [OnRemoteNamed] for a hook name no event has.
 var ErrUnknownHook = errors.New("unknown hook")
@@ -53,7 +59,11 @@ func OnRemoteWith[E Event[R], R any](r *Registry, c Caller, p Policy, o Options)
 	}
 	return OnWith(r, o, func(ctx context.Context, ev E) (R, error) {
 		var res R
+		start := time.Now()
 		err := callRemote(ctx, c, o.Name, ev, &res, timeout)
+		if p.Observe != nil {
+			p.Observe(time.Since(start), err)
+		}
 		if err != nil && p.FailOpen {
 			var zero R
 			return zero, fmt.Errorf("%w (%w)", err, ErrFailedOpen)
@@ -114,7 +124,7 @@ func callRemote[E Event[R], R any](ctx context.Context, c Caller, handler string
 		return nil
 	}
 	if err := json.Unmarshal(answer, res); err != nil {
-		return fmt.Errorf("%w: %s: the answer is not a %s result: %v", ErrRemote, who, ev.Name(), err)
+		return fmt.Errorf("%w: %s: %w: not a %s result: %v", ErrRemote, who, ErrBadAnswer, ev.Name(), err)
 	}
 	return nil
 }
