@@ -194,7 +194,7 @@ func (x *Extension) serve(ctx context.Context, hookName string, h Handler, fn fu
 	if err != nil {
 		return fmt.Errorf("extension: serve %q: %w", h.Name, err)
 	}
-	if err := x.nc.FlushWithContext(ctx); err != nil {
+	if err := x.nc.FlushTimeout(flushTimeout); err != nil {
 		return fmt.Errorf("extension: serve %q: %w", h.Name, err)
 	}
 	if _, err := x.kv.Put(ctx, h.Name, body); err != nil {
@@ -202,6 +202,9 @@ func (x *Extension) serve(ctx context.Context, hookName string, h Handler, fn fu
 	}
 	return nil
 }
+
+// flushTimeout bounds the wait for the server to have a new subscription.
+const flushTimeout = 10 * time.Second
 
 // answer decodes a request, runs fn and replies with its result or, on an
 // error or panic, the error header.

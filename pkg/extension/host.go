@@ -54,6 +54,7 @@ type Host struct {
 	mu struct {
 		sync.Mutex
 		handlers map[string]registered // by handler name
+		changed  chan struct{}         // closed at the next change
 	}
 }
 
@@ -72,6 +73,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, reg: hook.New(nil), ready: make(chan struct{})}
 	h.mu.handlers = map[string]registered{}
+	h.mu.changed = make(chan struct{})
 	h.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_extension_calls_total",
 		Help: "Hook requests to extension handlers by handler, hook and outcome (ok, error, timeout, no_responders, bad_answer)."},
 		[]string{"handler", "hook", "outcome"})
@@ -105,6 +107,20 @@ func (h *Host) Handlers() map[string]events.ExtensionRegistration {
 		out[k] = r.reg
 	}
 	return out
+}
+
+// Changes returns a channel closed at the next change of the
+// registrations in force (a watch entry applied), to wait on with
+// [Host.Handlers].
+func (h *Host) Changes() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mu.changed
+}
+
+func (h *Host) changedLocked() {
+	close(h.mu.changed)
+	h.mu.changed = make(chan struct{})
 }
 
 // Run watches kv (the extensions bucket) until ctx ends: a put registers
@@ -146,6 +162,7 @@ func (h *Host) apply(e jetstream.KeyValueEntry) {
 	key := e.Key()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	defer h.changedLocked()
 	if old, ok := h.mu.handlers[key]; ok {
 		old.off()
 		delete(h.mu.handlers, key)
@@ -184,6 +201,7 @@ func (h *Host) clear() {
 		r.off()
 		delete(h.mu.handlers, k)
 	}
+	h.changedLocked()
 }
 
 // Notify publishes the lifecycle notice kind of session r with details
