@@ -30,7 +30,9 @@ type platform struct {
 	reg  *prometheus.Registry
 }
 
-func start(t *testing.T) *platform {
+func start(t *testing.T) *platform { return startB(t) }
+
+func startB(t testing.TB) *platform {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, js := natstest.JetStream(t, srv.Server)
@@ -60,7 +62,9 @@ func start(t *testing.T) *platform {
 
 // waitHandlers waits (on the host's change signal) until the handlers in
 // force are exactly names.
-func (p *platform) waitHandlers(t *testing.T, names ...string) {
+func (p *platform) waitHandlers(t *testing.T, names ...string) { p.waitHandlersB(t, names...) }
+
+func (p *platform) waitHandlersB(t testing.TB, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -49,6 +49,7 @@ type Host struct {
 	reg     *hook.Registry
 	calls   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
+	inForce prometheus.Gauge
 	ready   chan struct{}
 
 	mu struct {
@@ -81,8 +82,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		Help:    "Time from a hook request to its answer (or failure), by handler and hook.",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}},
 		[]string{"handler", "hook"})
+	h.inForce = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_extension_handlers",
+		Help: "Extension handlers registered and in force in this orchestrator."})
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{h.calls, h.latency} {
+		for _, c := range []prometheus.Collector{h.calls, h.latency, h.inForce} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("extension: register metrics: %w", err)
 			}
@@ -119,6 +122,7 @@ func (h *Host) Changes() <-chan struct{} {
 }
 
 func (h *Host) changedLocked() {
+	h.inForce.Set(float64(len(h.mu.handlers)))
 	close(h.mu.changed)
 	h.mu.changed = make(chan struct{})
 }
