@@ -15,6 +15,8 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/nats-io/nats.go"
 )
 
 var (
@@ -95,6 +97,23 @@ func TestE2EPolicyExtensionBlocksAndPatches(t *testing.T) {
 	u := startUpWith(t, extensionScript)
 	ext := startPolicyext(t, u, "--redact", "hunter2")
 	u.waitHandlers(t, 2) // the orchestrator's watch has both registrations
+	// Lifecycle notices, heard as the extension user.
+	seed, err := nats.NkeyOptionFromSeed(filepath.Join(u.data, "credentials", "extension.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(u.nats, seed, nats.CustomInboxPrefix(provision.User{Role: provision.RoleExtension}.InboxPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	notices, err := nc.SubscribeSync(events.Names{}.TenantExtensionNotices(events.DefaultTenant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	prompt := func(sid, cmdID, text string) *events.Message {
 		t.Helper()
 		if code, out := u.call(t, "POST", "/v1/sessions/"+sid+"/commands?wait=applied", `{"id":"`+cmdID+`","type":"prompt","text":"`+text+`"}`); code != 200 {
@@ -110,6 +129,13 @@ func TestE2EPolicyExtensionBlocksAndPatches(t *testing.T) {
 		if code, out := u.call(t, "POST", "/v1/sessions?wait=applied", `{"id":"`+sid+`"}`); code != 200 {
 			t.Fatalf("create %d = %d %v", i, code, out)
 		}
+	}
+	m, err := notices.NextMsg(30 * time.Second)
+	if err != nil {
+		t.Fatalf("no lifecycle notice: %v", err)
+	}
+	if want := (events.Names{}).ExtensionNoticeSubject(events.DefaultRef("x1"), events.NoticeSessionStart); m.Subject != want {
+		t.Fatalf("first notice on %s, want %s", m.Subject, want)
 	}
 	res := prompt("x1", "p1", "danger")
 	if !res.IsError || !strings.Contains(res.Content.Text(), "rm -rf` is not allowed") {
