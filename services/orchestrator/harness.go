@@ -106,6 +106,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
+		Approval:      a.approvalFunc(), ApprovalExpiresAt: a.expiresAtFunc(),
 	})
 	if err != nil {
 		return err
