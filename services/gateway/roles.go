@@ -21,6 +21,7 @@ var routeRoles = map[string]Role{
 	"GET /v1/sessions/{id}/replay":               RoleViewer,
 	"POST /v1/import":                            RoleMember,
 	"GET /v1/audit/tool-calls":                   RoleViewer,
+	"GET /v1/approvals":                          RoleViewer,
 	"GET /v1/usage":                              RoleViewer,
 	"GET /v1/openapi.json":                       RoleViewer,
 	"POST /v1/keys":                              RoleTenantAdmin,
