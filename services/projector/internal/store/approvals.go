@@ -59,7 +59,9 @@ const (
 	pApprovalTime = "apt/" // apt/<tenant>/<ms:16 hex>/<sid>/<request entry id>
 )
 
-func approvalKey(r events.SessionRef, entryID string) string { return pApproval + r.String() + "/" + entryID }
+func approvalKey(r events.SessionRef, entryID string) string {
+	return pApproval + r.String() + "/" + entryID
+}
 func approvalCallKey(r events.SessionRef, callID string) string {
 	return pApprovalCall + r.String() + "/" + callID
 }
