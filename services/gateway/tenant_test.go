@@ -71,6 +71,7 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		"GET /v1/sessions":                 "the projector's, with the tenant header (checked below)",
 		"GET /v1/audit/tool-calls":         "the projector's, with the tenant header",
 		"GET /v1/usage":                    "the projector's, with the tenant header",
+		"GET /v1/approvals":                "the projector's, with the tenant header: TestApprovalsReadModel lists none of another tenant's",
 		"GET /v1/openapi.json":             "no tenant data",
 		"GET /healthz":                     "no tenant data",
 		"GET /readyz":                      "no tenant data",
