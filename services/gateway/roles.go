@@ -30,6 +30,8 @@ var routeRoles = map[string]Role{
 	"PUT /v1/tenants/{tenant}/budget":            RoleTenantAdmin,
 	"GET /v1/tenants/{tenant}/budget":            RoleViewer,
 	"GET /v1/tenants/{tenant}/usage":             RoleViewer,
+	"PUT /v1/tenants/{tenant}/approvals":         RoleTenantAdmin,
+	"GET /v1/tenants/{tenant}/approvals":         RoleViewer,
 	"POST /v1/admin/projector/rebuild":           RoleAdmin,
 	"GET /v1/admin/projector/rebuild":            RoleAdmin,
 	"GET /v1/admin/projector/digest":             RoleAdmin,
@@ -37,12 +39,14 @@ var routeRoles = map[string]Role{
 
 // routeNotes are the rules a route's handler adds to its role.
 var routeNotes = map[string]string{
-	"POST /v1/keys":                   "a tenant-admin creates keys of its own tenant only, of role tenant-admin or below",
-	"GET /v1/keys":                    "a tenant-admin sees its own tenant's keys only",
-	"DELETE /v1/keys/{id}":            "a tenant-admin revokes its own tenant's keys only; another tenant's key is not found (404)",
-	"PUT /v1/tenants/{tenant}/budget": "a tenant-admin sets its own tenant's budget only; another tenant is not found (404)",
-	"GET /v1/tenants/{tenant}/budget": "below admin, its own tenant only; another tenant is not found (404)",
-	"GET /v1/tenants/{tenant}/usage":  "below admin, its own tenant only; another tenant is not found (404)",
+	"POST /v1/keys":                      "a tenant-admin creates keys of its own tenant only, of role tenant-admin or below",
+	"GET /v1/keys":                       "a tenant-admin sees its own tenant's keys only",
+	"DELETE /v1/keys/{id}":               "a tenant-admin revokes its own tenant's keys only; another tenant's key is not found (404)",
+	"PUT /v1/tenants/{tenant}/budget":    "a tenant-admin sets its own tenant's budget only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/budget":    "below admin, its own tenant only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/usage":     "below admin, its own tenant only; another tenant is not found (404)",
+	"PUT /v1/tenants/{tenant}/approvals": "a tenant-admin sets its own tenant's default only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/approvals": "below admin, its own tenant only; another tenant is not found (404)",
 }
 
 // openRoutes need no principal: the operations routes.

@@ -187,7 +187,7 @@ func (a *actor) run(ctx context.Context) {
 				return
 			}
 		case <-ctx.Done():
-			if a.busy() {
+			if a.is(lifecycle.Running) || a.is(lifecycle.Settling) { // a waiting session has no run goroutine
 				if a.h != nil {
 					a.h.Abort()
 				}

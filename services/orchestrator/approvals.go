@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/agent/hook"
+	"github.com/cairn-agents/cairn/pkg/budget"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
@@ -35,7 +36,9 @@ const (
 )
 
 // policy returns the session's approval policy: the last approvals_change
-// in its log, else its header's; nil allows every call.
+// in its log, else its header's, else its tenant's default (read once per
+// harness: a changed default applies from the session's next load); an
+// empty policy allows every call.
 func (a *actor) policy() *events.Approvals {
 	if p := a.approvals.Load(); p != nil {
 		return p
@@ -47,6 +50,17 @@ func (a *actor) policy() *events.Approvals {
 		if e.Type == events.EntryApprovalsChange {
 			pol = e.Approvals
 		}
+	}
+	if pol == nil && a.o.budget != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		def, err := a.o.budget.Approvals(ctx, budget.TenantOf(h.Tenant))
+		cancel()
+		if err != nil {
+			// Fail closed: a default we cannot read may have asked.
+			a.log.Warn("cannot read the tenant's default approval policy; every call asks", "err", err)
+			return &events.Approvals{Tools: map[string]string{"*": events.PolicyAsk}}
+		}
+		pol = def
 	}
 	if pol == nil {
 		pol = &events.Approvals{}

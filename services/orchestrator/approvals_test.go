@@ -323,3 +323,23 @@ func TestKillNineWhileWaiting(t *testing.T) {
 		t.Fatalf("the approved call's result = %q", rs[0].Content.Text())
 	}
 }
+
+// TestTenantDefaultPolicy: a session without a policy of its own asks as
+// its tenant's default says; one with its own policy does not see it.
+func TestTenantDefaultPolicy(t *testing.T) {
+	p := newPlatform(t)
+	if err := p.ledger().SetApprovals(context.Background(), events.DefaultTenant, askBash); err != nil {
+		t.Fatal(err)
+	}
+	p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "td", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "td", Text: "two asks"})
+	p.waitRequests("td", 2)
+	own := &events.Approvals{Tools: map[string]string{"*": events.PolicyAllow}}
+	p.send(events.Command{ID: "d1", Type: events.CmdCreate, SessionID: "to", Tools: []string{"bash", "ls"}, Approvals: own})
+	p.send(events.Command{ID: "d2", Type: events.CmdPrompt, SessionID: "to", Text: "two asks"})
+	es := p.waitLog("to", "ran without asking", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 0 {
+		t.Fatalf("%d requests in a session whose own policy allows everything", n)
+	}
+}
