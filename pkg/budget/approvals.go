@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cairn-agents/cairn/pkg/jsretry"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/jsretry"
 )
 
 // A tenant's default approval policy (DESIGN §11, docs/approvals.md) is
