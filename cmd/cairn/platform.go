@@ -228,7 +228,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	}
 	gw, err := gateway.New(gateway.Config{JetStream: gwJS, Log: sessionLog, Queries: proj.Handler(),
 		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg,
-		BootstrapAdminKey: adminKey})
+		BootstrapAdminKey: adminKey, ReadyzFields: runner.SandboxFields})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
 	}

@@ -38,6 +38,8 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	f := c.Flags()
 	root := f.String("workspace-root", envOr("CAIRN_WORKSPACE_ROOT", ""), "directory every call's workspace must lie in (env CAIRN_WORKSPACE_ROOT; required)")
 	pool := f.String("pool", envOr("CAIRN_POOL", "default"), "pool whose calls to take (env CAIRN_POOL)")
+	tenants := f.String("tenants", envOr("CAIRN_TENANTS", ""),
+		"tenants whose sessions the pool serves, comma-separated; another tenant's call is refused (env CAIRN_TENANTS; default every tenant)")
 	concurrency := f.Int("concurrency", envInt("CAIRN_CONCURRENCY", 4), "calls run at once (env CAIRN_CONCURRENCY)")
 	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
 	prefix := f.String("prefix", envOr("CAIRN_PREFIX", events.DefaultPrefix), "namespace of streams, subjects and buckets (env CAIRN_PREFIX)")
@@ -64,7 +66,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 			return err
 		}
 		natsOpts = append(natsOpts, nats.ErrorHandler(natsErrorLogger(log)))
-		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool,
+		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
 			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}}
@@ -100,6 +102,17 @@ func envInt(key string, def int) int {
 func addSandboxFlag(c *cobra.Command) *string {
 	return c.Flags().String("sandbox", envOr("CAIRN_SANDBOX", "required"),
 		"confinement of tool calls: required, best-effort or off (env CAIRN_SANDBOX)")
+}
+
+// splitList reads a comma-separated list, leaving out empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // parsePorts reads a comma-separated list of TCP ports.

@@ -95,6 +95,23 @@ func New(cfg Config) (*Gateway, error) {
 // Ready reports whether the gateway follows the live streams (what /readyz says).
 func (g *Gateway) Ready() bool { return g.ready.Load() }
 
+// readiness is /readyz's answer: ready, the reason when not, and the
+// fields of Config.ReadyzFields.
+func (g *Gateway) readiness() (bool, any) {
+	body := map[string]any{}
+	if f := g.cfg.ReadyzFields; f != nil {
+		for k, v := range f() {
+			body[k] = v
+		}
+	}
+	ready := g.ready.Load()
+	body["ready"] = ready
+	if !ready {
+		body["reason"] = "not consuming live streams yet"
+	}
+	return ready, body
+}
+
 // Handler returns the API's handler (for tests and in-process mounting). The
 // live parts (SSE, ?wait=applied) and API key checks work only while Run is
 // running: before the keys bucket is loaded, /v1 answers 503.
@@ -262,7 +279,7 @@ func (g *Gateway) routes() (http.Handler, error) {
 	handle("GET /v1/sessions/{id}/commands/{commandId}", "command_status", true, g.getCommandStatus)
 	handle("GET /v1/openapi.json", "openapi", true, serveOpenAPI)
 	handle("GET /healthz", "healthz", true, opshttp.Healthz)
-	handle("GET /readyz", "readyz", true, opshttp.Config{Ready: g.ready.Load, Reason: "not consuming live streams yet"}.Readyz())
+	handle("GET /readyz", "readyz", true, opshttp.Config{Readiness: g.readiness}.Readyz())
 	mux.Handle("GET /metrics", opshttp.Metrics(g.cfg.Gatherer))
 	g.patterns = append(g.patterns, "GET /metrics")
 	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)

@@ -66,7 +66,7 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 	other := map[string]string{
 		"POST /v1/sessions":                  "creates in the caller's tenant: TestCreateIsTheCallersTenants",
 		"POST /v1/sessions/{id}/commands":    "probed above with wait=applied",
-		"GET /v1/sessions/{id}/events":       "reads only <prefix>.events.<tenant>.<sid>: TestEventsOfAnotherTenant",
+		"GET /v1/sessions/{id}/events":       "reads only <prefix>.events.<tenant>.<sid>: TestE2ETwoTenantsSeeOnlyTheirOwn (cmd/cairn)",
 		"POST /v1/import":                    "imports into the caller's tenant: TestCreateIsTheCallersTenants",
 		"GET /v1/sessions":                   "the projector's, with the tenant header (checked below)",
 		"GET /v1/audit/tool-calls":           "the projector's, with the tenant header",

@@ -30,6 +30,11 @@ type Config struct {
 	WorkspaceRoot string
 	// Pool is the pool whose calls this runner takes; default "default".
 	Pool string
+	// Tenants, if set, restricts the pool to these tenants' sessions
+	// (toolbus.Worker.Tenants): the orchestrator dispatches no other
+	// tenant's call to it and a call that arrives anyway gets an error
+	// result. Every runner of a pool should agree. Default: every tenant.
+	Tenants []string
 	// Concurrency bounds the calls run at once; default 4.
 	Concurrency int
 	// HTTPAddr serves /healthz, /readyz and /metrics; default none.
@@ -81,6 +86,11 @@ func (c Config) Validate() error {
 	if c.Pool != "" {
 		if err := events.ValidateToolName("pool", c.Pool); err != nil {
 			return fieldErr("pool", "%q: 1-64 characters of A-Z a-z 0-9 _ - expected", c.Pool)
+		}
+	}
+	for i, t := range c.Tenants {
+		if err := events.ValidateTenant(t); err != nil {
+			return fieldErr(fmt.Sprintf("tenants[%d]", i), "%v", err)
 		}
 	}
 	if c.Concurrency < 0 || c.Concurrency > 10000 {

@@ -71,17 +71,27 @@ func (r *Runner) SandboxLevel() string {
 // Readiness is /readyz's answer: ready, and the sandbox level in force with
 // what it lacks (best-effort).
 func (r *Runner) Readiness() (bool, any) {
-	body := map[string]any{"ready": r.Ready()}
+	body := r.SandboxFields()
+	body["ready"] = r.Ready()
+	if !r.Ready() {
+		body["reason"] = "starting"
+	}
+	return r.Ready(), body
+}
+
+// SandboxFields are the sandbox fields of /readyz: "sandbox", the level in
+// force, and "sandboxMissing", the layers best-effort goes without. Empty
+// before Run has made the sandbox. `cairn up` adds them to the gateway's
+// /readyz.
+func (r *Runner) SandboxFields() map[string]any {
+	body := map[string]any{}
 	if sb := r.sandbox.Load(); sb != nil {
 		body["sandbox"] = sb.Level().String()
 		if m := sb.Missing(); len(m) > 0 && sb.Level() != sandbox.Off {
 			body["sandboxMissing"] = m
 		}
 	}
-	if !r.Ready() {
-		body["reason"] = "starting"
-	}
-	return r.Ready(), body
+	return body
 }
 
 // HTTPAddr returns the address of the ops endpoints (/healthz, /readyz, /metrics) once it listens, or "".
@@ -166,7 +176,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 	}
 	s, err := bus.Start(ctx, toolbus.Worker{
-		Pool: c.Pool, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
+		Pool: c.Pool, Tenants: c.Tenants, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
 		Name: c.Name, AckWait: c.AckWait, ShutdownTimeout: c.ShutdownTimeout, Logger: log,
 		Observe: r.metrics.observe,
 	})
