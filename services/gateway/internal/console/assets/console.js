@@ -661,7 +661,7 @@
     until.value = params.get("until") || new Date().toISOString().slice(0, 10);
     async function load() {
       try {
-        const q = "?since=" + enc(since.value + "T00:00:00Z") + "&until=" + enc(until.value + "T23:59:59Z");
+        const q = "?since=" + enc(since.value) + "&until=" + enc(until.value);
         const u = await api("GET", "/v1/usage" + q);
         barChart(document.getElementById("chart-tokens"), u.usage, r => r.tokens.total, "Tokens by day, stacked by model");
         barChart(document.getElementById("chart-cost"), u.usage, r => r.cost, "Cost in USD by day, stacked by model");
