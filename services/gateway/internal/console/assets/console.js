@@ -148,6 +148,8 @@
       case "model_change": return notice("Model: " + e.provider + "/" + e.modelId);
       case "thinking_level_change": return notice("Thinking level: " + e.thinkingLevel);
       case "command_rejected": return notice("Command refused: " + (e.reason || e.error || ""), "error");
+      case "approval_requested": return notice("Approval asked for " + e.toolName + " (" + e.toolCallId + ")" + (e.expiresAt ? ", expires " + fmtTime(e.expiresAt) : ""), "approval");
+      case "approval_answered": return notice("Approval " + (e.decision || "answered") + " for " + e.toolCallId + (e.principal ? " by " + e.principal : "") + (e.reason ? ": " + e.reason : ""), "approval");
       case "turn_interrupted": return notice("A turn was interrupted (recovered)", "error");
       default: return null;
     }
@@ -431,6 +433,29 @@
         case "queue_update": {
           const q = ev.queue || {};
           document.getElementById("p-state") && (document.getElementById("p-state").textContent = "Queued: " + (q.steering || []).length + " steering, " + (q.followUp || []).length + " follow-up");
+          break;
+        }
+        case "approval_requested": {
+          const a = ev.approval || {};
+          const box = el("div", { class: "card approval", "data-tool-call": a.toolCallId },
+            el("p", {}, el("strong", { text: "Waiting for approval: " }), (a.toolName || "") + " ", el("code", { text: a.toolCallId || "" })),
+            el("pre", { class: "args", text: pretty(a.arguments) }));
+          if (canAct) box.append(el("div", { class: "row" },
+            el("button", { type: "button", "data-action": "approve", text: "Approve", onclick: () => send({ type: "approve", toolCallId: a.toolCallId }).then(() => box.remove(), () => {}) }),
+            el("button", { type: "button", class: "danger", "data-action": "deny", text: "Deny", onclick: () => {
+              const reason = prompt("Why deny " + (a.toolName || "this call") + "?");
+              if (reason) send({ type: "deny", toolCallId: a.toolCallId, reason }).then(() => box.remove(), () => {});
+            } })));
+          live.append(box);
+          body.dataset.status = "waiting";
+          document.getElementById("s-status").replaceChildren(statusBadge("waiting"));
+          break;
+        }
+        case "approval_answered": {
+          const a = ev.approval || {};
+          const box = live.querySelector('.approval[data-tool-call="' + CSS.escape(a.toolCallId || "") + '"]');
+          if (box) box.remove();
+          liveNotice("Approval " + (a.decision || "answered") + " for " + (a.toolName || a.toolCallId || "") + (a.principal ? " by " + a.principal : "") + (a.reason ? ": " + a.reason : ""), "approval");
           break;
         }
         case "hook_error": liveNotice("Hook " + ev.hook + " failed: " + ev.error, "error"); break;
