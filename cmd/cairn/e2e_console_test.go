@@ -42,7 +42,7 @@ const consoleScript = `{
 
 // chromiumPath finds Debian's chromium; the console tests need it and fail
 // without it (make test-deps installs it).
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -54,7 +54,7 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-func artifactsDir(t *testing.T) string {
+func artifactsDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("CAIRN_ARTIFACTS")
 	if dir == "" {
@@ -74,7 +74,7 @@ type browser struct {
 	urls []string // every request the pages made
 }
 
-func newBrowser(t *testing.T, parent context.Context) *browser {
+func newBrowser(t testing.TB, parent context.Context) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
@@ -95,7 +95,7 @@ func newBrowser(t *testing.T, parent context.Context) *browser {
 }
 
 // run runs steps in the page, failing the test with what the page shows.
-func (b *browser) run(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+func (b *browser) run(t testing.TB, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
@@ -107,7 +107,7 @@ func (b *browser) run(t *testing.T, what string, steps ...chromedp.Action[chrome
 }
 
 // eval evaluates expr in the page into a T.
-func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
+func eval[T any](t testing.TB, b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
@@ -118,7 +118,7 @@ func eval[T any](t *testing.T, b *browser, expr string, opts ...chromedp.Evaluat
 	return v
 }
 
-func (b *browser) screenshot(t *testing.T, name string) {
+func (b *browser) screenshot(t testing.TB, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
@@ -131,7 +131,7 @@ func (b *browser) screenshot(t *testing.T, name string) {
 	}
 }
 
-func (b *browser) login(t *testing.T, base, key string) {
+func (b *browser) login(t testing.TB, base, key string) {
 	t.Helper()
 	b.run(t, "log in", chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.ID("key")),
 		chromedp.SendKeys(chromedp.ID("key"), key), chromedp.Click(chromedp.ID("login-submit")),
@@ -375,7 +375,7 @@ func csrfOf(t *testing.T, base string, cookie *http.Cookie) string {
 	return token
 }
 
-func readAdminKey(t *testing.T, u *upProcess) string {
+func readAdminKey(t testing.TB, u *upProcess) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(u.data, "admin.key"))
 	if err != nil {
@@ -385,7 +385,7 @@ func readAdminKey(t *testing.T, u *upProcess) string {
 }
 
 // createKey makes an API key of role through the API.
-func createKey(t *testing.T, base, admin, role string) string {
+func createKey(t testing.TB, base, admin, role string) string {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/v1/keys", strings.NewReader(fmt.Sprintf(`{"role":%q,"name":"console test"}`, role)))
 	req.Header.Set("Authorization", "Bearer "+admin)
