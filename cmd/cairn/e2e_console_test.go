@@ -162,7 +162,7 @@ func TestE2EConsole(t *testing.T) {
 	b.run(t, "create a session", poll(`document.body.dataset.loaded === "true"`),
 		chromedp.Click(chromedp.CSS("#new-session summary")),
 		chromedp.SendKeys(chromedp.ID("c-id"), "web1"),
-		chromedp.Submit(chromedp.ID("create-form")),
+		chromedp.Click(chromedp.ID("c-submit")),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-page="session"][data-loaded="true"]`)))
 
 	// Follow a run with a tool call to its end, without a reload.
