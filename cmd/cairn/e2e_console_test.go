@@ -122,7 +122,7 @@ func (b *browser) screenshot(t testing.TB, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -180,6 +180,9 @@ func TestE2EConsole(t *testing.T) {
 		t.Errorf("the transcript after one run: %+v, want each once", counts)
 	}
 	b.screenshot(t, "session-output")
+	b.run(t, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.screenshot(t, "session-phone")
+	b.run(t, "a laptop's screen", chromedp.EmulateReset())
 
 	// A stream dropped mid-run resumes after the last event: the story
 	// arrives whole, once.
@@ -287,6 +290,10 @@ func consoleRefusals(t *testing.T, base, admin string) {
 	t.Helper()
 	cookie := &http.Cookie{Name: "cairn_console", Value: admin}
 	token := csrfOf(t, base, cookie)
+	// Not http.DefaultTransport: TestMain's adds the admin key as a header
+	// to /v1 requests, and a header would stand in for the cookie.
+	bare := &http.Transport{}
+	defer bare.CloseIdleConnections()
 	cases := []struct {
 		name, method, path, body string
 		header                   map[string]string
@@ -307,7 +314,7 @@ func consoleRefusals(t *testing.T, base, admin string) {
 		for k, v := range c.header {
 			req.Header.Set(k, v)
 		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
+		resp, err := bare.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +328,7 @@ func consoleRefusals(t *testing.T, base, admin string) {
 	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{"key": {admin}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := bare.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
