@@ -115,4 +115,3 @@ func postImport(base, admin, id, file string) error {
 	}
 	return nil
 }
-
