@@ -76,13 +76,17 @@
     return out;
   }
   const enc = encodeURIComponent;
+  // One formatter each: toLocaleString builds a new one per call, which
+  // costs seconds over a 5,000-entry session.
+  const timeFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+  const intFmt = new Intl.NumberFormat();
   function fmtTime(s) {
     if (!s) return "";
-    const d = typeof s === "number" ? new Date(s) : new Date(s);
-    return isNaN(d) ? String(s) : d.toLocaleString();
+    const d = new Date(s);
+    return isNaN(d) ? String(s) : timeFmt.format(d);
   }
   function fmtCost(c) { return "$" + (c || 0).toFixed(4); }
-  function fmtInt(n) { return (n || 0).toLocaleString(); }
+  function fmtInt(n) { return intFmt.format(n || 0); }
   function tenantQuery() { return tenant ? "?tenant=" + enc(tenant) : ""; }
   function statusBadge(s) { return el("span", { class: "badge st-" + s, text: s }); }
   function pretty(v) {
@@ -263,6 +267,7 @@
     const transcript = document.getElementById("transcript");
     const live = document.getElementById("live");
     const streamState = document.getElementById("s-stream");
+    const shownAtFirst = 300;   // entries of the path rendered at load
     const rendered = new Set(); // message keys shown
     let lastSeq = 0;            // the last log sequence rendered
     let leaf = null;
@@ -356,8 +361,21 @@
       rendered.clear();
       liveBlocks.clear(); liveTools.clear(); liveMsg = null;
       live.replaceChildren();
+      // A long path shows its last entries first; the rest on request,
+      // so a 5,000-entry session renders as fast as a short one.
+      const onPath = entries.filter(r => pathIds.has(r.entry.id));
+      const cut = Math.max(0, onPath.length - shownAtFirst);
       const frag = document.createDocumentFragment();
-      for (const r of entries) if (pathIds.has(r.entry.id)) addEntry(r, frag);
+      if (cut > 0) {
+        const more = el("li", { class: "notice" }, el("button", { type: "button", id: "earlier", text: "Show " + cut + " earlier entries" }));
+        more.querySelector("button").addEventListener("click", () => {
+          const f = document.createDocumentFragment();
+          for (const r of onPath.slice(0, cut)) addEntry(r, f);
+          more.replaceWith(f);
+        });
+        frag.append(more);
+      }
+      for (const r of onPath.slice(cut)) addEntry(r, frag);
       for (const r of entries) lastSeq = Math.max(lastSeq, r.seq);
       transcript.replaceChildren(frag);
       historyLoaded = true;
