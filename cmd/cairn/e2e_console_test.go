@@ -182,7 +182,7 @@ func TestE2EConsole(t *testing.T) {
 	b.screenshot(t, "session-output")
 	b.run(t, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	b.screenshot(t, "session-phone")
-	b.run(t, "a laptop's screen", chromedp.EmulateReset())
+	b.run(t, "a laptop's screen", chromedp.EmulateViewport(1280, 900))
 
 	// A stream dropped mid-run resumes after the last event: the story
 	// arrives whole, once.

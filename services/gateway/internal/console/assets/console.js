@@ -562,38 +562,49 @@
         const roots = t.nodes.filter(n => !n.parentId || !nodes.has(n.parentId));
         const labels = new Map();
         for (const n of t.nodes) if (n.type === "label" && n.preview) labels.set(n.parentId, n.preview);
-        function item(n) {
+        function row(n) {
           const li = el("li", { "data-entry": n.id, class: onPath.has(n.id) ? "on-path" : "" });
-          const row = el("div", { class: "node" + (n.id === t.leaf ? " leaf" : "") },
+          const line = el("div", { class: "node" + (n.id === t.leaf ? " leaf" : "") },
             el("code", { text: n.id }), " ",
             el("span", { class: "node-type", text: n.type + (n.role ? " · " + n.role : "") }), " ",
             el("span", { class: "preview", text: n.preview || (n.tools || []).join(", ") }));
-          if (n.label) row.append(el("span", { class: "label", text: "🏷 " + n.label }));
-          if (n.id === t.leaf) row.append(el("strong", { class: "leaf-mark", text: " ← active leaf" }));
+          if (n.label) line.append(el("span", { class: "label", text: "🏷 " + n.label }));
+          if (n.id === t.leaf) line.append(el("strong", { class: "leaf-mark", text: " ← active leaf" }));
           if (canAct) {
-            row.append(el("button", { type: "button", class: "small", "data-action": "navigate", text: "Navigate here", "aria-label": "Navigate to " + n.id,
+            line.append(el("button", { type: "button", class: "small", "data-action": "navigate", text: "Navigate here", "aria-label": "Navigate to " + n.id,
               onclick: async () => {
                 const summarize = document.getElementById("nav-summarize").checked;
                 try { await send({ type: "navigate", entryId: n.id, summarize }); await history(); await loadTree(); } catch (_) { /* shown */ }
               } }));
-            row.append(el("button", { type: "button", class: "small", "data-action": "fork", text: "Fork", "aria-label": "Fork a new session from " + n.id, onclick: () => fork(n.id) }));
-            row.append(el("button", { type: "button", class: "small", "data-action": "label", text: "Label", "aria-label": "Label " + n.id,
+            line.append(el("button", { type: "button", class: "small", "data-action": "fork", text: "Fork", "aria-label": "Fork a new session from " + n.id, onclick: () => fork(n.id) }));
+            line.append(el("button", { type: "button", class: "small", "data-action": "label", text: "Label", "aria-label": "Label " + n.id,
               onclick: async () => {
                 const l = prompt("Label for " + n.id + " (empty clears)", n.label || "");
                 if (l === null) return;
                 try { await send({ type: "label", entryId: n.id, label: l }); await loadTree(); } catch (_) { /* shown */ }
               } }));
           }
-          li.append(row);
-          if (n.children.length) {
-            const sub = el("ul");
-            for (const c of n.children) if (nodes.has(c)) sub.append(item(nodes.get(c)));
-            li.append(sub);
-          }
+          li.append(line);
           return li;
         }
+        // items renders n and its descendants into out: a chain of only
+        // children stays at one level; a branch point indents each branch.
+        function items(n, out) {
+          for (;;) {
+            const li = row(n);
+            out.append(li);
+            const kids = n.children.filter(c => nodes.has(c)).map(c => nodes.get(c));
+            if (kids.length === 1) { n = kids[0]; continue; }
+            if (kids.length > 1) {
+              const sub = el("ul", { class: "branches" });
+              for (const k of kids) { const b = el("li", { class: "branch" }, el("ul")); items(k, b.firstChild); sub.append(b); }
+              li.append(sub);
+            }
+            return;
+          }
+        }
         const frag = document.createDocumentFragment();
-        for (const r of roots) frag.append(item(r));
+        for (const r of roots) items(r, frag);
         ul.replaceChildren(frag);
         ul.dataset.loaded = "true";
       } catch (e) { showError("Reading the tree failed: " + e.message); }
