@@ -7,15 +7,25 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-agents/cairn/pkg/client"
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/spf13/cobra"
 )
 
 // clientFrom returns the SDK client of the gateway --server names, with
 // the token of --token, CAIRN_TOKEN or the key `cairn up` recorded for
-// that server (serverkeys.go).
+// that server (serverkeys.go), acting for --tenant when given (the
+// Cairn-Tenant header: a platform admin's requests for another tenant).
 func clientFrom(cmd *cobra.Command) (*client.Client, error) {
 	server, _ := cmd.Flags().GetString("server")
 	flag, _ := cmd.Flags().GetString("token")
+	// The root's --tenant: `keys create|list` have a --tenant of their own
+	// (the key's), which shadows it there.
+	tenant, _ := cmd.Root().PersistentFlags().GetString("tenant")
+	if tenant != "" {
+		if err := events.ValidateTenant(tenant); err != nil {
+			return nil, usagef("--tenant: %v", err)
+		}
+	}
 	if _, err := client.New(server); err != nil {
 		return nil, usagef("--server: %q is not an http(s) URL", server)
 	}
@@ -23,7 +33,11 @@ func clientFrom(cmd *cobra.Command) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := client.New(server, client.WithToken(token.Reveal()))
+	opts := []client.Option{client.WithToken(token.Reveal())}
+	if tenant != "" {
+		opts = append(opts, client.WithTenant(tenant))
+	}
+	cl, err := client.New(server, opts...)
 	if err != nil {
 		return nil, usagef("--token: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
@@ -40,7 +41,8 @@ type platformConfig struct {
 	Script        string // scripted provider script file, optional
 	Model         string // default model of new sessions
 	SyncAlways    bool
-	Sandbox       sandbox.Level // of the embedded toolrunner; zero: required
+	Sandbox       sandbox.Level    // of the embedded toolrunner; zero: required
+	MCP           []mcptool.Server // served by the embedded toolrunner
 	Logger        *slog.Logger
 }
 
@@ -206,7 +208,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox})
+		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox, MCP: cfg.MCP})
 	if err != nil {
 		return fail(err)
 	}
@@ -228,7 +230,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	}
 	gw, err := gateway.New(gateway.Config{JetStream: gwJS, Log: sessionLog, Queries: proj.Handler(),
 		WorkspaceRoot: cfg.WorkspaceRoot, Models: models, Logger: log.With("service", "gateway"), Registerer: reg, Gatherer: reg,
-		BootstrapAdminKey: adminKey})
+		BootstrapAdminKey: adminKey, ReadyzFields: runner.SandboxFields})
 	if err != nil {
 		return fail(errors.Join(err, proj.Close()))
 	}

@@ -38,6 +38,7 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().String("server", envOr("CAIRN_SERVER", "http://127.0.0.1:8080"), "gateway URL (env CAIRN_SERVER)")
 	// No default from the environment: --help would print the token.
 	root.PersistentFlags().String("token", "", "API key or OIDC token sent to the gateway (env CAIRN_TOKEN; default: the key `cairn up` recorded for --server)")
+	root.PersistentFlags().String("tenant", envOr("CAIRN_TENANT", ""), "act for this tenant (the Cairn-Tenant header; platform admins only) (env CAIRN_TENANT; default the token's own)")
 	root.AddCommand(
 		newConvertCmd(e),
 		newUpCmd(e),
@@ -66,6 +67,9 @@ func newRoot(e *env) *cobra.Command {
 		newProvisionCmd(e),
 		newBudgetCmd(e),
 		newKeysCmd(e),
+		newResourceCmd(e, "skill"),
+		newResourceCmd(e, "template"),
+		newResourcesCmd(e),
 	)
 	return root
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,6 +46,10 @@ const sandboxScript = `{
 func TestE2ESandboxStopsAnInjectedModel(t *testing.T) {
 	u := startUpWith(t, sandboxScript)
 	root := filepath.Join(u.data, "workspaces", events.DefaultTenant) // root/<tenant>/<sid>
+	// The gateway's /readyz reports the embedded toolrunner's sandbox level.
+	if code, body := u.call(t, "GET", "/readyz", ""); code != http.StatusOK || body["ready"] != true || body["sandbox"] != "required" {
+		t.Fatalf("/readyz under cairn up: %d %v, want 200 ready with sandbox required", code, body)
+	}
 	gw, err := url.Parse(u.url)
 	if err != nil {
 		t.Fatal(err)

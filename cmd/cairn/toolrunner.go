@@ -30,6 +30,10 @@ toolrunner starts for the call (docs/tools.md, "Sandbox"). required refuses
 to start where the kernel lacks a layer, naming it; best-effort confines
 with what there is; off runs calls unconfined and says so at every start.
 
+--mcp NAME=COMMAND... or --mcp NAME=URL also serves an MCP server's tools as
+mcp__NAME__TOOL (docs/tools.md, "MCP servers"); the server itself runs
+outside the sandbox.
+
 SIGTERM or SIGINT: stop taking calls, let running ones finish for
 --shutdown-timeout, hand the rest back; a second signal exits at once.`,
 		Args: cobra.NoArgs,
@@ -38,6 +42,8 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	f := c.Flags()
 	root := f.String("workspace-root", envOr("CAIRN_WORKSPACE_ROOT", ""), "directory every call's workspace must lie in (env CAIRN_WORKSPACE_ROOT; required)")
 	pool := f.String("pool", envOr("CAIRN_POOL", "default"), "pool whose calls to take (env CAIRN_POOL)")
+	tenants := f.String("tenants", envOr("CAIRN_TENANTS", ""),
+		"tenants whose sessions the pool serves, comma-separated; another tenant's call is refused (env CAIRN_TENANTS; default every tenant)")
 	concurrency := f.Int("concurrency", envInt("CAIRN_CONCURRENCY", 4), "calls run at once (env CAIRN_CONCURRENCY)")
 	httpAddr := f.String("http", envOr("CAIRN_HTTP", ""), "address for /healthz, /readyz, /metrics (env CAIRN_HTTP; default none)")
 	prefix := f.String("prefix", envOr("CAIRN_PREFIX", events.DefaultPrefix), "namespace of streams, subjects and buckets (env CAIRN_PREFIX)")
@@ -47,6 +53,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	checkOnly := f.Bool("check-only", false, "only check that streams and buckets exist; do not create them")
 	replicas := f.Int("replicas", 1, "replicas of the streams and buckets it creates")
 	sandboxLevel := addSandboxFlag(c)
+	mcpf := addMCPFlags(c)
 	allowPorts := f.String("sandbox-allow-ports", envOr("CAIRN_SANDBOX_ALLOW_PORTS", ""),
 		"TCP ports tool calls may connect to, comma-separated (env CAIRN_SANDBOX_ALLOW_PORTS; default none: no network)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -58,16 +65,20 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		if err != nil {
 			return usagef("--sandbox-allow-ports: %v", err)
 		}
+		mcps, err := mcpf.parse()
+		if err != nil {
+			return err
+		}
 		log := newLogger(e, "toolrunner")
 		natsOpts, err := natsURL.options(provision.RoleToolrunner, *pool)
 		if err != nil {
 			return err
 		}
 		natsOpts = append(natsOpts, nats.ErrorHandler(natsErrorLogger(log)))
-		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool,
+		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
-			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}}
+			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}, MCP: mcps}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}
@@ -100,6 +111,17 @@ func envInt(key string, def int) int {
 func addSandboxFlag(c *cobra.Command) *string {
 	return c.Flags().String("sandbox", envOr("CAIRN_SANDBOX", "required"),
 		"confinement of tool calls: required, best-effort or off (env CAIRN_SANDBOX)")
+}
+
+// splitList reads a comma-separated list, leaving out empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // parsePorts reads a comma-separated list of TCP ports.

@@ -59,3 +59,47 @@ type withStderr struct {
 }
 
 func (e withStderr) Error() string { return fmt.Sprintf("%v; stderr:\n%s", e.err, e.stderr.String()) }
+
+// --tenants restricts the pool: the registry records the tenants, so the
+// orchestrator dispatches no other tenant's call to it (and the worker
+// refuses one that arrives anyway, TestPoolRestrictedToTenants in
+// pkg/toolbus); a name that is no tenant is a usage error naming it.
+func TestToolrunnerCommandRestrictsItsPoolToTenants(t *testing.T) {
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv.Server)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"toolrunner", "--nats", srv.ClientURL(), "--workspace-root", t.TempDir(),
+			"--pool", "tenanted", "--tenants", "acme, beta", "--sandbox", "best-effort"}, nil, &stdout, &stderr)
+	}()
+	bus, err := toolbus.New(nc, events.Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool registered for acme and beta", func() error {
+		r, err := bus.Lookup(ctx, "bash")
+		if err != nil {
+			return withStderr{err, &stderr}
+		}
+		if r.Pool != "tenanted" || !r.Serves("acme") || !r.Serves("beta") || r.Serves("gamma") {
+			return fmt.Errorf("registration %+v, want pool tenanted for acme and beta only", r)
+		}
+		return nil
+	})
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", c, stderr.String())
+	}
+
+	stderr.Reset()
+	if c := run(context.Background(), []string{"toolrunner", "--nats", "nats://127.0.0.1:1", "--workspace-root", t.TempDir(),
+		"--tenants", "acme,Not_A_Tenant"}, nil, &stdout, &stderr); c != 2 {
+		t.Fatalf("exit status %d, want 2 (usage); stderr: %s", c, stderr.String())
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("tenants[1]")) {
+		t.Errorf("stderr = %q, want it to name tenants[1]", stderr.String())
+	}
+}

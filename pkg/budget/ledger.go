@@ -47,6 +47,10 @@ type Ledger struct {
 	mu          struct {
 		sync.Mutex
 		held map[string]map[string]bool // use key → ids this owner holds there
+		// watching says limits answers Limits (watch.go): Run's watch has
+		// delivered every stored value and still runs.
+		watching bool
+		limits   map[string]cachedLimit // tenant → limits
 	}
 }
 
@@ -68,6 +72,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Ledger, e
 	}
 	l := &Ledger{opts: opts}
 	l.mu.held = map[string]map[string]bool{}
+	l.mu.limits = map[string]cachedLimit{}
 	cfgs := provision.BudgetBuckets(opts.Names, opts.Replicas)
 	for i, dst := range []*jetstream.KeyValue{&l.limits, &l.use} {
 		cfg := cfgs[i]
@@ -98,6 +103,9 @@ func Day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // Limits returns tenant's budget; the zero Limits when none is set.
 func (l *Ledger) Limits(ctx context.Context, tenant string) (Limits, error) {
+	if lim, ok, err := l.cachedLimits(tenant); ok {
+		return lim, err
+	}
 	var lim Limits
 	data, _, err := l.get(ctx, l.limits, limitsKey(tenant))
 	if err != nil || data == nil {
@@ -109,7 +117,8 @@ func (l *Ledger) Limits(ctx context.Context, tenant string) (Limits, error) {
 	return lim, nil
 }
 
-// SetLimits stores tenant's budget; it counts from the next call on.
+// SetLimits stores tenant's budget; it counts from the next call on
+// (on other Ledgers, from the call after their watch delivers it; watch.go).
 func (l *Ledger) SetLimits(ctx context.Context, tenant string, lim Limits) error {
 	if err := ValidateTenant(tenant); err != nil {
 		return err
@@ -121,10 +130,14 @@ func (l *Ledger) SetLimits(ctx context.Context, tenant string, lim Limits) error
 	if err != nil {
 		return err
 	}
-	return jsretry.Do(ctx, func(ctx context.Context) error {
+	err = jsretry.Do(ctx, func(ctx context.Context) error {
 		_, err := l.limits.Put(ctx, limitsKey(tenant), data)
 		return err
 	})
+	if err == nil {
+		l.noteLimits(tenant, lim)
+	}
+	return err
 }
 
 // get returns a key's value and revision; nil and 0 when it is missing.

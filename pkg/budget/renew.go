@@ -5,20 +5,37 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Run renews the reservations and run slots this owner holds, every third
 // of the hold TTL, until ctx ends. Without it they lapse after the TTL as
-// a dead owner's do. Run what reserves (an orchestrator) runs it.
+// a dead owner's do. Run what reserves (an orchestrator) runs it. It also
+// watches the limits, so Limits reads no key while it runs (watch.go).
 func (l *Ledger) Run(ctx context.Context) error {
 	t := time.NewTicker(max(l.opts.HoldTTL/3, time.Millisecond))
 	defer t.Stop()
+	var updates <-chan jetstream.KeyValueEntry
+	if w := l.watchLimits(ctx); w != nil {
+		defer func() { _ = w.Stop() }() // ending anyway: nothing to do with its error
+		updates = w.Updates()
+	}
+	defer l.stopWatching()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 			l.renew(ctx)
+		case e, ok := <-updates:
+			if !ok {
+				l.opts.Logger.Warn("budget: the watch of the limits ended; reading them on every call")
+				l.stopWatching()
+				updates = nil
+				continue
+			}
+			l.applyLimit(e)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
@@ -87,6 +88,10 @@ type Principal struct {
 	ID     string
 	Tenant string
 	Role   Role
+	// Expires is when the credential stops being accepted (a JWT's exp,
+	// plus the clock skew allowed); zero for an API key, which lasts until
+	// it is revoked. A live event stream ends then.
+	Expires time.Time
 }
 
 type principalKey struct{}

@@ -54,6 +54,11 @@ type Config struct {
 	Gatherer   prometheus.Gatherer
 	// Logger; default discards.
 	Logger *slog.Logger
+	// ReadyzFields, when set, adds its fields to /readyz's JSON body: under
+	// `cairn up` the embedded toolrunner's sandbox level ("sandbox", and
+	// "sandboxMissing" when best-effort lacks a layer). It is called on
+	// every /readyz request, from handler goroutines. Nil: none.
+	ReadyzFields func() map[string]any
 
 	// BootstrapAdminKey, when set, is an API key token (cairn_<id>_<secret>,
 	// NewKey) the gateway stores as a platform admin key of the default

@@ -24,7 +24,8 @@ type Gateway struct {
 	log         *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
 	outcomeFeed *fanout.Fanout // the outcomes bucket, for ?wait=applied (outcomes.go)
 	outcomes    outcomes
-	budgets     budgets // tenants' budgets (budget.go)
+	budgets     budgets       // tenants' budgets (budget.go)
+	resources   resourceStore // tenants' skills and templates (resources.go)
 	handler     http.Handler
 	ready       atomic.Bool
 	metrics     metrics
@@ -55,6 +56,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
 	g.outcomes = outcomes{js: cfg.JetStream, bucket: n.OutcomesBucket()}
 	g.budgets = budgets{js: cfg.JetStream, names: n}
+	g.resources.js, g.resources.names = cfg.JetStream, n
 	g.outcomeFeed = fanout.New(cfg.JetStream, g.outcomes.stream(), g.outcomes.filter(), 1024, cfg.Logger)
 	g.metrics = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -94,6 +96,23 @@ func New(cfg Config) (*Gateway, error) {
 
 // Ready reports whether the gateway follows the live streams (what /readyz says).
 func (g *Gateway) Ready() bool { return g.ready.Load() }
+
+// readiness is /readyz's answer: ready, the reason when not, and the
+// fields of Config.ReadyzFields.
+func (g *Gateway) readiness() (bool, any) {
+	body := map[string]any{}
+	if f := g.cfg.ReadyzFields; f != nil {
+		for k, v := range f() {
+			body[k] = v
+		}
+	}
+	ready := g.ready.Load()
+	body["ready"] = ready
+	if !ready {
+		body["reason"] = "not consuming live streams yet"
+	}
+	return ready, body
+}
 
 // Handler returns the API's handler (for tests and in-process mounting). The
 // live parts (SSE, ?wait=applied) and API key checks work only while Run is
@@ -262,7 +281,7 @@ func (g *Gateway) routes() (http.Handler, error) {
 	handle("GET /v1/sessions/{id}/commands/{commandId}", "command_status", true, g.getCommandStatus)
 	handle("GET /v1/openapi.json", "openapi", true, serveOpenAPI)
 	handle("GET /healthz", "healthz", true, opshttp.Healthz)
-	handle("GET /readyz", "readyz", true, opshttp.Config{Ready: g.ready.Load, Reason: "not consuming live streams yet"}.Readyz())
+	handle("GET /readyz", "readyz", true, opshttp.Config{Readiness: g.readiness}.Readyz())
 	mux.Handle("GET /metrics", opshttp.Metrics(g.cfg.Gatherer))
 	g.patterns = append(g.patterns, "GET /metrics")
 	handle("GET /v1/sessions/{id}/context", "context", true, g.getContext)
@@ -275,9 +294,10 @@ func (g *Gateway) routes() (http.Handler, error) {
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
-	g.adminRoutes(handle)  // admin.go
-	g.budgetRoutes(handle) // budget.go
-	g.keyRoutes(handle)    // keyroutes.go
+	g.adminRoutes(handle)    // admin.go
+	g.budgetRoutes(handle)   // budget.go
+	g.keyRoutes(handle)      // keyroutes.go
+	g.resourceRoutes(handle) // resources.go
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}

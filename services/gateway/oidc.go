@@ -174,7 +174,9 @@ func (v *oidcVerifier) verify(ctx context.Context, tok secret.Secret) (Principal
 	if role == "" {
 		return Principal{}, &authError{fmt.Sprintf("the token's %s claim maps to no role", v.cfg.RoleClaim)}
 	}
-	return Principal{ID: "oidc:" + t.Subject, Tenant: tenant, Role: role}, nil
+	// The verifier accepts the token until exp plus the skew; so does a
+	// stream opened with it.
+	return Principal{ID: "oidc:" + t.Subject, Tenant: tenant, Role: role, Expires: t.Expiry.Add(v.cfg.ClockSkew)}, nil
 }
 
 // role maps the role claim (a string or an array of strings) to the

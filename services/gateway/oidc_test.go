@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -258,5 +259,32 @@ func TestOIDCConfigRefused(t *testing.T) {
 		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%+v: Validate = %v, want %q", c.cfg, err, c.msg)
 		}
+	}
+}
+
+// A live event stream opened with a JWT ends when the token expires (exp
+// plus the clock skew): the stream does not outlive the credential.
+func TestExpiredTokenEndsItsStream(t *testing.T) {
+	is := newIssuer(t)
+	f := oidcFixture(t, is, func(c *OIDCConfig) { c.ClockSkew = time.Millisecond })
+	c := is.claims("streamer")
+	c.Expiry = jwt.NewNumericDate(time.Now().Add(2 * time.Second))
+	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+is.token(t, c))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("events = %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(resp.Body) // ends when the gateway closes the stream
+	if err != nil || !strings.Contains(string(body), ": live") || !strings.Contains(string(body), "the token has expired") {
+		t.Fatalf("stream of an expiring token: %v %q", err, body)
+	}
+	// A reconnect with the expired token is refused.
+	if code, out := whoami(t, f, is.token(t, c)); code != http.StatusUnauthorized {
+		t.Errorf("the expired token afterwards = %d %v, want 401", code, out)
 	}
 }

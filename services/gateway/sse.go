@@ -63,17 +63,29 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
-	// A stream opened with an API key ends soon after the key is revoked.
-	var recheck <-chan time.Time
+	// A stream opened with an API key ends soon after the key is revoked;
+	// one opened with a JWT ends when the token expires.
+	var recheck, expired <-chan time.Time
 	keyID := ""
-	if p, ok := PrincipalFrom(r.Context()); ok && strings.HasPrefix(p.ID, "key:") {
-		keyID = strings.TrimPrefix(p.ID, "key:")
-		t := time.NewTicker(revokedStreamCheck)
-		defer t.Stop()
-		recheck = t.C
+	if p, ok := PrincipalFrom(r.Context()); ok {
+		if strings.HasPrefix(p.ID, "key:") {
+			keyID = strings.TrimPrefix(p.ID, "key:")
+			t := time.NewTicker(revokedStreamCheck)
+			defer t.Stop()
+			recheck = t.C
+		}
+		if !p.Expires.IsZero() {
+			t := time.NewTimer(time.Until(p.Expires))
+			defer t.Stop()
+			expired = t.C
+		}
 	}
 	for {
 		select {
+		case <-expired:
+			writeSSEComment(w, "stream closed: the token has expired; reconnect with a fresh one and Last-Event-ID")
+			flusher.Flush()
+			return
 		case <-recheck:
 			if !g.keys.active(keyID) {
 				writeSSEComment(w, "stream closed: the API key was revoked")

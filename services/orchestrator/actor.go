@@ -240,6 +240,9 @@ func (a *actor) onApplied(commandID string) {
 
 // finish ends a command that needs no entry (its effect was already there).
 func (a *actor) finish(commandID string) {
+	if a.st != nil {
+		a.st.forgetPrincipal(commandID)
+	}
 	a.cmds.Lock()
 	c, ok := a.cmds.pending[commandID]
 	delete(a.cmds.pending, commandID)

@@ -31,7 +31,11 @@ import (
 //
 // Every entry naming a command also names who sent it: the actor notes each
 // command's principal (events.Command.Principal) as it takes the command,
-// and Append copies it onto the entries naming that command.
+// and Append copies it onto the entry naming that command. A command is
+// named by one entry, so the note is dropped once that entry is durable, or
+// when the actor finishes the command without one (forgetPrincipal): the
+// notes are the commands in flight, not every command a resident session
+// ever took.
 type store struct {
 	sid string // the session id: entry ids are unique within the session
 	// applied is called, outside the lock, after an entry naming a command
@@ -46,7 +50,7 @@ type store struct {
 		stamps map[string][]string
 		// calls maps a tool call id to the assistant entry that made it last.
 		calls map[string]string
-		// principals maps a command id to its sender.
+		// principals maps the id of a command in flight to its sender.
 		principals map[string]string
 	}
 }
@@ -59,6 +63,21 @@ func (st *store) notePrincipal(commandID, principal string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.mu.principals[commandID] = principal
+}
+
+// forgetPrincipal drops the note of commandID, a command finished without
+// an entry naming it.
+func (st *store) forgetPrincipal(commandID string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.mu.principals, commandID)
+}
+
+// principalsInFlight is how many commands' principals the store holds.
+func (st *store) principalsInFlight() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.mu.principals)
 }
 
 func newStore(s *session.Session, applied func(string)) *store {
@@ -129,6 +148,7 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 	if errors.Is(err, session.ErrDuplicate) {
 		// A retry of an append that landed: return it as stored.
 		defer st.mu.Unlock()
+		delete(st.mu.principals, e.CommandID)
 		for _, r := range st.mu.s.Records() {
 			if r.Entry.ID == e.ID {
 				return r.Entry, nil
@@ -141,6 +161,7 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 		return events.Entry{}, err
 	}
 	st.noteCallsLocked(&rec.Entry)
+	delete(st.mu.principals, rec.Entry.CommandID) // the one entry naming it is durable
 	st.mu.Unlock()
 	if rec.Entry.CommandID != "" && st.applied != nil {
 		st.applied(rec.Entry.CommandID)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -30,6 +31,11 @@ type Config struct {
 	WorkspaceRoot string
 	// Pool is the pool whose calls this runner takes; default "default".
 	Pool string
+	// Tenants, if set, restricts the pool to these tenants' sessions
+	// (toolbus.Worker.Tenants): the orchestrator dispatches no other
+	// tenant's call to it and a call that arrives anyway gets an error
+	// result. Every runner of a pool should agree. Default: every tenant.
+	Tenants []string
 	// Concurrency bounds the calls run at once; default 4.
 	Concurrency int
 	// HTTPAddr serves /healthz, /readyz and /metrics; default none.
@@ -45,6 +51,10 @@ type Config struct {
 	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot, each call
 	// confined by the sandbox. Tools given here run as they are.
 	Tools []tool.Tool
+	// MCP are MCP servers whose tools the runner serves besides Tools, as
+	// mcp__<server>__<tool> (pkg/mcptool); default none. They run outside
+	// the sandbox.
+	MCP []mcptool.Server
 	// Sandbox is how strictly built-in tool calls are confined (pkg/sandbox);
 	// default sandbox.Required, which makes Run fail, naming what is missing,
 	// where the kernel cannot confine them.
@@ -83,6 +93,11 @@ func (c Config) Validate() error {
 			return fieldErr("pool", "%q: 1-64 characters of A-Z a-z 0-9 _ - expected", c.Pool)
 		}
 	}
+	for i, t := range c.Tenants {
+		if err := events.ValidateTenant(t); err != nil {
+			return fieldErr(fmt.Sprintf("tenants[%d]", i), "%v", err)
+		}
+	}
 	if c.Concurrency < 0 || c.Concurrency > 10000 {
 		return fieldErr("concurrency", "must be 1-10000, got %d", c.Concurrency)
 	}
@@ -100,6 +115,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.SandboxPolicy.Validate(); err != nil {
 		return fieldErr("sandboxPolicy", "%v", err)
+	}
+	for i, m := range c.MCP {
+		if err := m.Validate(); err != nil {
+			return fieldErr(fmt.Sprintf("mcp[%d]", i), "%v", err)
+		}
 	}
 	for i, t := range c.Tools {
 		if t == nil {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
+	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,6 +25,7 @@ type Runner struct {
 	server   atomic.Pointer[toolbus.Server]
 	sandbox  atomic.Pointer[sandbox.Sandbox]
 	httpAddr atomic.Pointer[string]
+	mcp      atomic.Pointer[mcptool.Set]
 }
 
 // New checks cfg and returns a Runner; it connects to nothing until Run.
@@ -71,17 +75,32 @@ func (r *Runner) SandboxLevel() string {
 // Readiness is /readyz's answer: ready, and the sandbox level in force with
 // what it lacks (best-effort).
 func (r *Runner) Readiness() (bool, any) {
-	body := map[string]any{"ready": r.Ready()}
-	if sb := r.sandbox.Load(); sb != nil {
-		body["sandbox"] = sb.Level().String()
-		if m := sb.Missing(); len(m) > 0 && sb.Level() != sandbox.Off {
-			body["sandboxMissing"] = m
+	body := r.SandboxFields()
+	body["ready"] = r.Ready()
+	if m := r.mcp.Load(); m != nil {
+		if p := m.Problems(); len(p) > 0 {
+			body["mcpProblems"] = p
 		}
 	}
 	if !r.Ready() {
 		body["reason"] = "starting"
 	}
 	return r.Ready(), body
+}
+
+// SandboxFields are the sandbox fields of /readyz: "sandbox", the level in
+// force, and "sandboxMissing", the layers best-effort goes without. Empty
+// before Run has made the sandbox. `cairn up` adds them to the gateway's
+// /readyz.
+func (r *Runner) SandboxFields() map[string]any {
+	body := map[string]any{}
+	if sb := r.sandbox.Load(); sb != nil {
+		body["sandbox"] = sb.Level().String()
+		if m := sb.Missing(); len(m) > 0 && sb.Level() != sandbox.Off {
+			body["sandboxMissing"] = m
+		}
+	}
+	return body
 }
 
 // HTTPAddr returns the address of the ops endpoints (/healthz, /readyz, /metrics) once it listens, or "".
@@ -150,6 +169,18 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 		tl = confined
 	}
+	// MCP servers connect before the worker registers its tools, so their
+	// tools are there from the start; later changes follow by SetTools.
+	var mcps *mcptool.Set
+	if len(c.MCP) > 0 {
+		mcps, err = mcptool.Start(ctx, c.MCP, log)
+		if err != nil {
+			return fmt.Errorf("toolrunner: %w", err)
+		}
+		defer mcps.Close()
+		r.mcp.Store(mcps)
+		tl = append(slices.Clip(tl), mcps.Tools()...)
+	}
 	if c.HTTPAddr != "" {
 		hs, err := opshttp.Listen(c.HTTPAddr, opshttp.Handler(opshttp.Config{Readiness: r.Readiness, Gatherer: r.metrics.reg}))
 		if err != nil {
@@ -166,7 +197,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 	}
 	s, err := bus.Start(ctx, toolbus.Worker{
-		Pool: c.Pool, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
+		Pool: c.Pool, Tenants: c.Tenants, Tools: tl, Concurrency: c.Concurrency, WorkspaceRoot: c.WorkspaceRoot,
 		Name: c.Name, AckWait: c.AckWait, ShutdownTimeout: c.ShutdownTimeout, Logger: log,
 		Observe: r.metrics.observe,
 	})
@@ -177,6 +208,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		return fmt.Errorf("toolrunner: %w", err)
 	}
 	r.server.Store(s)
+	if mcps != nil {
+		mcps.Watch(func(tools []tool.Tool) {
+			if err := s.SetTools(ctx, mcptool.Prefix, tools); err != nil && ctx.Err() == nil {
+				log.Error("toolrunner: register the MCP servers' tools", "err", err)
+			}
+		})
+	}
 	r.metrics.queue.watch(js, names.ToolsStream(), names.ToolPoolConsumer(c.Pool), c.Pool)
 	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr(),
 		"sandbox", sb.Level().String())
