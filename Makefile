@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test unit check demo bench fuzz clean cluster-test chart-test compose-test
+.PHONY: help build test test-deps unit check demo bench fuzz clean cluster-test chart-test compose-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -13,7 +13,10 @@ help: ## list the targets
 build: ## build the cairn binary into bin/
 	$(GO) build -o $(BIN) ./cmd/cairn
 
-test: unit cluster-test chart-test compose-test ## every test: the module's, the cluster test, the chart and compose checks (CI runs this)
+test: test-deps unit cluster-test chart-test compose-test ## every test: the module's, the cluster test, the chart and compose checks (CI runs this)
+
+test-deps: ## install what the tests need beyond Go: Debian's chromium for the console tests
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 unit: ## run the unit tests (every package) with the race detector
 	$(GO) test -race -count=1 $(PKGS)

@@ -305,6 +305,9 @@ func (g *Gateway) routes() (http.Handler, error) {
 	// Under /v1 even a path that names no route needs a principal, so the
 	// API's shape is not shown to callers without one.
 	mux.HandleFunc("/v1/", g.guard("none", RoleViewer, notFound))
+	if err := g.consoleRoutes(mux); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/", notFound)
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("gateway: routes without a role in routeRoles: %v", missing)
