@@ -66,6 +66,7 @@ func newRoot(e *env) *cobra.Command {
 		newProvisionCmd(e),
 		newBudgetCmd(e),
 		newKeysCmd(e),
+		newHealthcheckCmd(e),
 	)
 	return root
 }
