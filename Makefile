@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test unit check demo bench fuzz clean cluster-test chart-test compose-test images images-deps compose-secrets compose-smoke
+.PHONY: help build test unit check demo bench fuzz clean cluster-test chart-test compose-test images images-deps compose-secrets compose-smoke chaos
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -72,3 +72,9 @@ compose-secrets: build ## the admin key of deploy/compose.yaml, in deploy/.secre
 
 compose-smoke: images compose-secrets ## run deploy/compose.yaml for real: sessions through the gateway, invariants checked, torn down
 	$(GO) test -tags compose -count=1 -v -timeout 12m -run '^TestComposeSmoke$$' ./internal/composetest/
+
+CHAOS_SESSIONS ?= 1000
+CHAOS_FAULTS_FOR ?= 10m
+chaos: images compose-secrets ## the compose cluster under kills, pauses, partitions: CHAOS_SESSIONS sessions, invariants, one FIGURES line (not in CI)
+	CAIRN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) CAIRN_CHAOS_FAULTS_FOR=$(CHAOS_FAULTS_FOR) \
+		$(GO) test -tags compose -count=1 -v -timeout 60m -run '^TestComposeChaos$$' ./internal/composetest/

@@ -42,7 +42,10 @@ func (c *compose) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-func TestComposeSmoke(t *testing.T) {
+// project is a fresh compose project of deploy/compose.yaml, torn down
+// (down -v) when the test ends, failed or not, and the admin key.
+func project(t *testing.T) (*compose, string) {
+	t.Helper()
 	dir, err := filepath.Abs("../../deploy")
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +54,9 @@ func TestComposeSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the admin key: %v (make compose-secrets)", err)
 	}
-	c := &compose{t: t, dir: dir, project: fmt.Sprintf("cairnsmoke%d", os.Getpid())}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
+	c := &compose{t: t, dir: dir, project: fmt.Sprintf("cairn%d", os.Getpid())}
 	t.Cleanup(func() {
-		// Always torn down, the test failed or not; the logs first when it did.
-		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer dcancel()
 		if t.Failed() {
 			out, _ := c.run(dctx, "logs", "--no-color", "--tail", "40")
@@ -66,20 +66,11 @@ func TestComposeSmoke(t *testing.T) {
 			t.Errorf("tear down: %v\n%s", err, out)
 		}
 	})
-	if out, err := c.run(ctx, "up", "-d", "--no-build"); err != nil {
-		t.Fatalf("up: %v\n%s", err, out)
-	}
-	out, err := c.run(ctx, "port", "gateway", "8080")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := "http://" + strings.TrimSpace(out)
-	cl, err := client.New(server, client.WithToken(strings.TrimSpace(string(key))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ctx, "the gateway to answer", func() error { return cl.Health(ctx) })
+	return c, strings.TrimSpace(string(key))
+}
 
+func TestComposeSmoke(t *testing.T) {
+	cl, _, ctx := up(t, 8*time.Minute)
 	const sessions = 6
 	acked := map[string][]string{}
 	for i := range sessions {
