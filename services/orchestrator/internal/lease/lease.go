@@ -15,7 +15,7 @@
 // never both believe they hold a partition after their next renewal.
 //
 // Self-fencing: a lease is valid until the moment its last successful write
-// (create or renewal) was sent plus the TTL minus a margin of TTL/4. The
+// (create or renewal) was sent plus the TTL minus a margin of TTL/8. The
 // server stamps the key no earlier than that send, so the key cannot expire,
 // and no other instance can create it, before the local deadline passes. A
 // holder whose renewals fail or hang gives the lease up (Lost) when its
@@ -112,7 +112,7 @@ func New(cfg Config) (*Manager, error) {
 func (m *Manager) Overlaps() int64 { return m.overlaps.Load() }
 
 // margin is how long before the key could expire a lease is given up.
-func (m *Manager) margin() time.Duration { return m.cfg.TTL / 4 }
+func (m *Manager) margin() time.Duration { return m.cfg.TTL / 8 }
 
 // fence gives up every lease whose deadline has passed, and returns the
 // earliest deadline of those left (zero when none is held).
