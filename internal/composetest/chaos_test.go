@@ -117,9 +117,12 @@ func TestComposeChaos(t *testing.T) {
 			}
 		}()
 	}
+	// Sessions start spread over the fault window, so faults meet load.
+	spread := faultsFor / time.Duration(n)
 	for i := range runs {
 		runs[i] = &run{sid: fmt.Sprintf("chaos-%04d", i)}
 		work <- runs[i]
+		pause(ctx, spread)
 	}
 	close(work)
 	wg.Wait()
@@ -345,7 +348,7 @@ func (f *faults) inject(ctx context.Context, kind string) error {
 
 // heal undoes what a cancelled fault may have left: paused or cut off containers.
 func (f *faults) heal(ctx context.Context) {
-	out, _ := f.c.run(ctx, "ps", "-q")
+	out, _ := docker(ctx, "ps", "-aq", "--filter", "label=com.docker.compose.project="+f.c.project)
 	for _, id := range strings.Fields(out) {
 		_, _ = docker(ctx, "unpause", id)
 		_, _ = docker(ctx, "network", "connect", f.c.project+"_cairn", id)
@@ -373,7 +376,9 @@ func (c *compose) pick(ctx context.Context, kind string) (string, error) {
 	if kind == "nats" {
 		svc = []string{"nats1", "nats2", "nats3"}[rand.IntN(3)]
 	}
-	out, err := c.run(ctx, "ps", "-q", svc)
+	// docker ps by compose's labels: docker-compose ps is too slow here.
+	out, err := docker(ctx, "ps", "-q", "--filter", "label=com.docker.compose.project="+c.project,
+		"--filter", "label=com.docker.compose.service="+svc)
 	if err != nil {
 		return "", err
 	}
@@ -404,7 +409,11 @@ func (c *compose) sessionLeader(ctx context.Context) (string, error) {
 	if leader == "" {
 		return c.pick(ctx, "nats")
 	}
-	// The log prefix is the container name (<project>_natsN_1).
+	// The log prefix is the container's name, without the project in
+	// docker-compose 1.29 (natsN_1).
+	if !strings.HasPrefix(leader, c.project+"_") {
+		leader = c.project + "_" + leader
+	}
 	return leader, nil
 }
 
