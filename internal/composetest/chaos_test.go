@@ -31,6 +31,12 @@ import (
 // session's log is checked (internal/invariants), every chain verified,
 // the projection compared with an online rebuild, and one FIGURES line
 // printed (DESIGN §15).
+//
+// Known gap (2026-12-01): the gateway is published on an ephemeral host
+// port, which Docker changes when kill-gateway starts the container again;
+// the client keeps the old port, so every later command fails to be
+// acknowledged and the run ends at its timeout. Re-resolve the port (or
+// publish a fixed one) before relying on a run with kill-gateway.
 func TestComposeChaos(t *testing.T) {
 	n := envInt(t, "CAIRN_CHAOS_SESSIONS", 40)
 	faultsFor := envDur(t, "CAIRN_CHAOS_FAULTS_FOR", 2*time.Minute)
