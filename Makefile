@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test test-deps unit check demo bench fuzz clean cluster-test chart-test compose-test
+.PHONY: help build test test-deps unit check demo bench fuzz clean cluster-test chart-test compose-test images images-deps compose-secrets compose-smoke chaos
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -13,7 +13,7 @@ help: ## list the targets
 build: ## build the cairn binary into bin/
 	$(GO) build -o $(BIN) ./cmd/cairn
 
-test: test-deps unit cluster-test chart-test compose-test ## every test: the module's, the cluster test, the chart and compose checks (CI runs this)
+test: test-deps unit cluster-test chart-test compose-test compose-smoke ## every test: the module's, the cluster test, the chart and compose checks, the compose smoke run (CI runs this)
 
 test-deps: ## install what the tests need beyond Go: Debian's chromium for the console tests
 	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
@@ -64,3 +64,23 @@ chart-test: ## render charts/cairn with the Helm SDK and strictly decode every m
 
 compose-test: ## validate deploy/compose.yaml with the compose-spec library (own module)
 	cd deploy/test && $(GO) test -count=1 ./...
+
+images-deps: ## install what make images needs from Debian's packages (debootstrap; as root)
+	@command -v debootstrap >/dev/null || { apt-get update -q && apt-get install -y -q debootstrap; }
+
+images: images-deps ## build the images offline, FROM scratch: cairn, cairn-nats, cairn-toolrunner (TAG=dev)
+	deploy/images/build.sh
+
+compose-secrets: build ## the admin key of deploy/compose.yaml, in deploy/.secrets (gitignored; kept if it exists)
+	@mkdir -p deploy/.secrets && chmod 700 deploy/.secrets
+	@[ -s deploy/.secrets/admin.key ] || { umask 077; $(BIN) keys generate > deploy/.secrets/admin.key; }
+	@chown 65532:65532 deploy/.secrets/admin.key 2>/dev/null || true # the gateway's uid reads the secret
+
+compose-smoke: images compose-secrets ## run deploy/compose.yaml for real: sessions through the gateway, invariants checked, torn down
+	$(GO) test -tags compose -count=1 -v -timeout 12m -run '^TestComposeSmoke$$' ./internal/composetest/
+
+CHAOS_SESSIONS ?= 1000
+CHAOS_FAULTS_FOR ?= 10m
+chaos: images compose-secrets ## the compose cluster under kills, pauses, partitions: CHAOS_SESSIONS sessions, invariants, one FIGURES line (not in CI)
+	CAIRN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) CAIRN_CHAOS_FAULTS_FOR=$(CHAOS_FAULTS_FOR) \
+		$(GO) test -tags compose -count=1 -v -timeout 60m -run '^TestComposeChaos$$' ./internal/composetest/

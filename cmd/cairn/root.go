@@ -73,6 +73,7 @@ func newRoot(e *env) *cobra.Command {
 		newResourceCmd(e, "skill"),
 		newResourceCmd(e, "template"),
 		newResourcesCmd(e),
+		newHealthcheckCmd(e),
 	)
 	return root
 }
