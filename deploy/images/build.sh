@@ -6,8 +6,10 @@
 #   cairn-toolrunner  a debootstrapped minimal Debian (bash, coreutils, git,
 #                     python3) plus the cairn binary
 # All run as uid 65532. The Debian root is cached as a tarball under
-# .cache/images (gitignored), keyed by the package list: reruns only rebuild
-# the binaries. Needs root (debootstrap) the first time, Docker, and Go.
+# $CAIRN_IMAGE_CACHE (default ~/.cache/cairn-images, shared by every clone on
+# the machine, like Go's module cache), keyed by suite, package list and
+# mirror: reruns only rebuild the binaries. Build contexts go to .cache/images
+# (gitignored). Needs root (debootstrap) the first time, Docker, and Go.
 #
 # Env: TAG (default dev), SUITE (bookworm), MIRROR (http://deb.debian.org/debian).
 set -euo pipefail
@@ -17,7 +19,8 @@ SUITE=${SUITE:-bookworm}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 PACKAGES=bash,coreutils,findutils,grep,sed,git,python3-minimal,ca-certificates
 CACHE=.cache/images
-mkdir -p "$CACHE"
+ROOTFS_CACHE=${CAIRN_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn-images}
+mkdir -p "$CACHE" "$ROOTFS_CACHE"
 export DOCKER_BUILDKIT=0 # the classic builder: no buildx, no frontend image to pull
 
 # 1. Static binaries. The nats-server main package comes from the module
@@ -66,10 +69,10 @@ docker build -q -t "cairn-nats:$TAG" "$c" >/dev/null
 
 # 4. The toolrunner's Debian root, cached by suite and package list.
 key=$(printf '%s %s %s v1' "$SUITE" "$PACKAGES" "$MIRROR" | sha256sum | cut -c1-16)
-rootfs=$CACHE/toolrunner-rootfs-$key.tar
+rootfs=$ROOTFS_CACHE/toolrunner-rootfs-$key.tar
 if [ ! -s "$rootfs" ]; then
 	command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get install -y debootstrap (make images-deps)" >&2; exit 1; }
-	work=$CACHE/rootfs-$key
+	work=$ROOTFS_CACHE/rootfs-$key
 	# A finished debootstrap is kept until it is packed (a failed pack reruns fast).
 	if [ ! -e "$work/.debootstrap-done" ]; then
 		rm -rf "$work"
