@@ -40,7 +40,8 @@ type platformConfig struct {
 	Script        string // scripted provider script file, optional
 	Model         string // default model of new sessions
 	SyncAlways    bool
-	Sandbox       sandbox.Level // of the embedded toolrunner; zero: required
+	Sandbox       sandbox.Level  // of the embedded toolrunner; zero: required
+	SandboxPolicy sandbox.Policy // of the embedded toolrunner; zero: no network
 	Logger        *slog.Logger
 }
 
@@ -206,7 +207,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox})
+		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox,
+		SandboxPolicy: cfg.SandboxPolicy})
 	if err != nil {
 		return fail(err)
 	}

@@ -30,8 +30,8 @@ type Sandbox struct {
 	cg       *cgroups // nil: no pids cgroup
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
-	pool     *pool          // children started ahead of bash calls; nil at Off
-	proxy    *proxy         // the allowed-hosts proxy; nil without AllowHosts
+	pool     *pool  // children started ahead of bash calls; nil at Off
+	proxy    *proxy // the allowed-hosts proxy; nil without AllowHosts
 	counter  *prometheus.CounterVec
 	cleanup  sync.WaitGroup // cgroup removals under way
 }
