@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/embednats"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/provider/registry"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
@@ -40,8 +41,9 @@ type platformConfig struct {
 	Script        string // scripted provider script file, optional
 	Model         string // default model of new sessions
 	SyncAlways    bool
-	Sandbox       sandbox.Level  // of the embedded toolrunner; zero: required
-	SandboxPolicy sandbox.Policy // of the embedded toolrunner; zero: no network
+	Sandbox       sandbox.Level    // of the embedded toolrunner; zero: required
+	SandboxPolicy sandbox.Policy   // of the embedded toolrunner; zero: no network
+	MCP           []mcptool.Server // served by the embedded toolrunner
 	Logger        *slog.Logger
 }
 
@@ -208,7 +210,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
 		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox,
-		SandboxPolicy: cfg.SandboxPolicy})
+		SandboxPolicy: cfg.SandboxPolicy, MCP: cfg.MCP})
 	if err != nil {
 		return fail(err)
 	}

@@ -67,6 +67,9 @@ func newRoot(e *env) *cobra.Command {
 		newProvisionCmd(e),
 		newBudgetCmd(e),
 		newKeysCmd(e),
+		newResourceCmd(e, "skill"),
+		newResourceCmd(e, "template"),
+		newResourcesCmd(e),
 	)
 	return root
 }

@@ -30,6 +30,10 @@ toolrunner starts for the call (docs/tools.md, "Sandbox"). required refuses
 to start where the kernel lacks a layer, naming it; best-effort confines
 with what there is; off runs calls unconfined and says so at every start.
 
+--mcp NAME=COMMAND... or --mcp NAME=URL also serves an MCP server's tools as
+mcp__NAME__TOOL (docs/tools.md, "MCP servers"); the server itself runs
+outside the sandbox.
+
 SIGTERM or SIGINT: stop taking calls, let running ones finish for
 --shutdown-timeout, hand the rest back; a second signal exits at once.`,
 		Args: cobra.NoArgs,
@@ -49,6 +53,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	checkOnly := f.Bool("check-only", false, "only check that streams and buckets exist; do not create them")
 	replicas := f.Int("replicas", 1, "replicas of the streams and buckets it creates")
 	sandboxLevel := addSandboxFlag(c)
+	mcpf := addMCPFlags(c)
 	allowPorts := f.String("sandbox-allow-ports", envOr("CAIRN_SANDBOX_ALLOW_PORTS", ""),
 		"TCP ports tool calls may connect to, comma-separated (env CAIRN_SANDBOX_ALLOW_PORTS; default none: no network)")
 	allowHosts := addAllowHostsFlag(c)
@@ -68,6 +73,10 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		if len(ports) > 0 && len(hosts) > 0 {
 			return usagef("--sandbox-allow-ports and --sandbox-allow-hosts exclude each other: give ports as host:port in --sandbox-allow-hosts")
 		}
+		mcps, err := mcpf.parse()
+		if err != nil {
+			return err
+		}
 		log := newLogger(e, "toolrunner")
 		natsOpts, err := natsURL.options(provision.RoleToolrunner, *pool)
 		if err != nil {
@@ -77,7 +86,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
-			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports, AllowHosts: hosts}}
+			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports, AllowHosts: hosts}, MCP: mcps}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}

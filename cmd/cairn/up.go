@@ -25,7 +25,12 @@ func newUpCmd(e *env) *cobra.Command {
 	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
 	sandboxLevel := addSandboxFlag(c)
 	allowHosts := addAllowHostsFlag(c)
+	mcpf := addMCPFlags(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		mcps, err := mcpf.parse()
+		if err != nil {
+			return err
+		}
 		level, err := sandbox.ParseLevel(*sandboxLevel)
 		if err != nil {
 			return usagef("--sandbox: %v", err)
@@ -41,7 +46,7 @@ func newUpCmd(e *env) *cobra.Command {
 		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
 			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level,
-			SandboxPolicy: sandbox.Policy{AllowHosts: hosts}, Logger: log})
+			SandboxPolicy: sandbox.Policy{AllowHosts: hosts}, MCP: mcps, Logger: log})
 		if err != nil {
 			return err
 		}

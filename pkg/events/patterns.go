@@ -24,6 +24,7 @@ type Patterns struct {
 	BudgetsKV     string // $KV.<prefix>_budgets.>
 	BudgetUseKV   string // $KV.<prefix>_budget_use.>
 	KeysKV        string // $KV.<prefix>_keys.>
+	ResourcesKV   string // $KV.<prefix>_resources.>
 
 	Blobs     string // $O.<prefix>_blobs.>
 	Snapshots string // $O.<prefix>_snapshots.>
@@ -38,15 +39,15 @@ func (n Names) Patterns() Patterns {
 		LeasesKV: KVSubjects(n.LeasesBucket()), CheckpointsKV: KVSubjects(n.CheckpointsBucket()),
 		OutcomesKV: KVSubjects(n.OutcomesBucket()),
 		BudgetsKV:  KVSubjects(n.BudgetsBucket()), BudgetUseKV: KVSubjects(n.BudgetUseBucket()),
-		KeysKV: KVSubjects(n.KeysBucket()),
-		Blobs:  ObjectSubjects(n.BlobsBucket()), Snapshots: ObjectSubjects(n.SnapshotsBucket()),
+		KeysKV: KVSubjects(n.KeysBucket()), ResourcesKV: KVSubjects(n.ResourcesBucket()),
+		Blobs: ObjectSubjects(n.BlobsBucket()), Snapshots: ObjectSubjects(n.SnapshotsBucket()),
 	}
 }
 
 // All is every pattern of p, in the order of its fields.
 func (p Patterns) All() []string {
 	return []string{p.Commands, p.Sessions, p.Events, p.Tools, p.Results, p.Compactions, p.Cancels,
-		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.KeysKV, p.Blobs, p.Snapshots}
+		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.KeysKV, p.ResourcesKV, p.Blobs, p.Snapshots}
 }
 
 // TenantPatterns are the per-session patterns of one tenant's sessions:

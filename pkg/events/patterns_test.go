@@ -32,10 +32,12 @@ func TestNamesUnderAPrefix(t *testing.T) {
 		events.MsgID(beta, "e1"):             "beta.s1.e1",
 		events.KVStream(n.ToolsBucket()):     "KV_acme_tools",
 		n.BudgetUseBucket():                  "acme_budget_use",
-		events.KVSubject(n.OutcomesBucket(), events.OutcomeKey(beta, "c1")): "$KV.acme_outcomes.beta.s1.c1",
-		events.ObjectStream(n.BlobsBucket()):                                "OBJ_acme_blobs",
-		events.Names{}.ToolPoolConsumer("gpu"):                              "toolrunner_gpu",
-		events.Names{}.CompactorConsumer():                                  "compactor",
+		n.ResourcesBucket():                  "acme_resources",
+		events.KVSubject(n.ResourcesBucket(), events.ResourceKey("beta", "skill", "pdf")): "$KV.acme_resources.beta.skill.pdf",
+		events.KVSubject(n.OutcomesBucket(), events.OutcomeKey(beta, "c1")):               "$KV.acme_outcomes.beta.s1.c1",
+		events.ObjectStream(n.BlobsBucket()):                                              "OBJ_acme_blobs",
+		events.Names{}.ToolPoolConsumer("gpu"):                                            "toolrunner_gpu",
+		events.Names{}.CompactorConsumer():                                                "compactor",
 	}
 	for have, want := range got {
 		if have != want {
@@ -43,8 +45,8 @@ func TestNamesUnderAPrefix(t *testing.T) {
 		}
 	}
 	all := n.Patterns().All()
-	if len(all) != 17 {
-		t.Fatalf("%d patterns, want one per stream and bucket (17): %v", len(all), all)
+	if len(all) != 18 {
+		t.Fatalf("%d patterns, want one per stream and bucket (18): %v", len(all), all)
 	}
 	for _, p := range all {
 		if !strings.HasPrefix(p, "acme.") && !strings.HasPrefix(p, "$KV.acme_") && !strings.HasPrefix(p, "$O.acme_") {

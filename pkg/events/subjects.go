@@ -87,6 +87,16 @@ func (n Names) BudgetUseBucket() string { return n.p() + "_budget_use" }
 // revoked on one gateway holds on all of them within moments.
 func (n Names) KeysBucket() string { return n.p() + "_keys" }
 
+// ResourcesBucket is the KV bucket of tenants' skills and prompt
+// templates (pkg/resources), under [ResourceKey]; a key's revision is the
+// resource's version, which the entries of a run that used it record.
+func (n Names) ResourcesBucket() string { return n.p() + "_resources" }
+
+// ResourceKey is the key of resource name of kind ("skill" or "template")
+// of tenant in [Names.ResourcesBucket]: <tenant>.<kind>.<name>; all must
+// be valid (pkg/resources checks them).
+func ResourceKey(tenant, kind, name string) string { return tenant + "." + kind + "." + name }
+
 // BlobsBucket is the object store bucket for entry parts over the max payload.
 func (n Names) BlobsBucket() string { return n.p() + "_blobs" }
 

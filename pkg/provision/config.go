@@ -108,7 +108,7 @@ func Config(n events.Names, opts Options) (Set, error) {
 	s.KeyValues = append(ToolBuckets(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
 	s.ObjectStores = []jetstream.ObjectStoreConfig{BlobsStore(n, o.Replicas), SnapshotsStore(n, o.Replicas)}
 	s.KeyValues = append(s.KeyValues, BudgetBuckets(n, o.Replicas)...)
-	s.KeyValues = append(s.KeyValues, KeysBucket(n, o.Replicas))
+	s.KeyValues = append(s.KeyValues, KeysBucket(n, o.Replicas), ResourcesBucket(n, o.Replicas))
 	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: CompactorConsumer(n, DefaultCompactorAckWait)})
 	for _, p := range o.Pools {
 		s.Consumers = append(s.Consumers, Consumer{Stream: n.ToolsStream(), Config: ToolPoolConsumer(n, p, DefaultToolAckWait)})

@@ -12,3 +12,16 @@ func KeysBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: n.KeysBucket(), History: 5, Replicas: replicas,
 		Description: "Cairn gateway API keys by key id: role, tenant and the secret's SHA-256, never the secret"}
 }
+
+// ResourcesHistory is how many versions of one skill or template the
+// resources bucket keeps: a run's entries name the version they used, and
+// an audit can read it back while it is among the last ResourcesHistory.
+const ResourcesHistory = 16
+
+// ResourcesBucket configures the bucket of tenants' skills and prompt
+// templates. Values are at most 128 KiB (pkg/resources.MaxSize).
+func ResourcesBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.ResourcesBucket(), History: ResourcesHistory, Replicas: max(1, replicas),
+		MaxValueSize: 256 << 10,
+		Description:  "Cairn skills and prompt templates: <tenant>.<skill|template>.<name>, the text as stored"}
+}

@@ -200,8 +200,9 @@ func gatewayGrants(n events.Names) grants {
 	g.create(events.KVStream(n.OutcomesBucket()))
 	g.kv(n.BudgetsBucket(), true) // budgets: limits set, today's use read
 	g.kv(n.BudgetUseBucket(), false)
-	g.kv(n.KeysBucket(), true) // API keys: created, revoked, watched
-	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket(), n.KeysBucket()} {
+	g.kv(n.KeysBucket(), true)      // API keys: created, revoked, watched
+	g.kv(n.ResourcesBucket(), true) // skills and templates: put, read, deleted
+	for _, b := range []string{n.BudgetsBucket(), n.BudgetUseBucket(), n.KeysBucket(), n.ResourcesBucket()} {
 		g.create(events.KVStream(b))
 	}
 	g.objects(n.BlobsBucket(), false)
@@ -231,6 +232,8 @@ func orchestratorGrants(n events.Names) grants {
 	g.kv(n.ToolStartsBucket(), false)
 	g.kv(n.BudgetsBucket(), false) // budgets: limits read, use reserved and settled
 	g.create(events.KVStream(n.BudgetsBucket()))
+	g.kv(n.ResourcesBucket(), false) // skills and templates: read at every save point
+	g.create(events.KVStream(n.ResourcesBucket()))
 	g.pub("$JS.API.STREAM.UPDATE." + events.KVStream(n.LeasesBucket())) // its TTL follows the lease TTL
 	snaps := n.SnapshotsBucket()
 	g.objects(n.BlobsBucket(), true)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *Server) handle(ctx context.Context, msg jetstream.Msg) {
 		fail("pool %q does not serve tenant %q", s.w.Pool, call.Session().Tenant)
 		return
 	}
-	t, ok := s.tools[call.Name]
+	t, ok := s.tool(call.Name)
 	if !ok {
 		fail("unknown tool %q: pool %q serves %s", call.Name, s.w.Pool, strings.Join(s.toolNames(), ", "))
 		return
@@ -153,9 +154,19 @@ func (s *Server) serves(tenant string) bool {
 }
 
 func (s *Server) toolNames() []string {
-	names := make([]string, 0, len(s.w.Tools))
-	for _, t := range s.w.Tools {
-		names = append(names, t.Spec().Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.mu.tools))
+	for n := range s.mu.tools {
+		names = append(names, n)
 	}
+	sort.Strings(names)
 	return names
+}
+
+func (s *Server) tool(name string) (tool.Tool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.mu.tools[name]
+	return t, ok
 }

@@ -27,7 +27,6 @@ type Server struct {
 	bus    *Bus
 	w      Worker
 	log    *slog.Logger
-	tools  map[string]tool.Tool
 	cons   jetstream.Consumer
 	starts jetstream.KeyValue
 
@@ -39,6 +38,7 @@ type Server struct {
 	mu struct {
 		sync.Mutex
 		inflight map[events.SessionRef]map[string]context.CancelCauseFunc // session → call id → cancel
+		tools    map[string]tool.Tool                                     // by name; SetTools changes it
 	}
 }
 
@@ -67,11 +67,12 @@ func (b *Bus) Start(ctx context.Context, w Worker) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bus: b, w: w, log: w.Logger.With("worker", w.Name, "pool", w.Pool),
-		tools: map[string]tool.Tool{}, done: make(chan struct{})}
+		done: make(chan struct{})}
 	s.mu.inflight = map[events.SessionRef]map[string]context.CancelCauseFunc{}
+	s.mu.tools = map[string]tool.Tool{}
 	specs := make([]events.ToolSpec, 0, len(w.Tools))
 	for _, t := range w.Tools {
-		s.tools[t.Spec().Name] = t
+		s.mu.tools[t.Spec().Name] = t
 		specs = append(specs, t.Spec())
 	}
 	if err := b.register(ctx, w.Pool, w.Tenants, specs); err != nil {

@@ -24,7 +24,8 @@ type Gateway struct {
 	log         *fanout.Fanout // CAIRN_SESSIONS, for ?wait=applied
 	outcomeFeed *fanout.Fanout // the outcomes bucket, for ?wait=applied (outcomes.go)
 	outcomes    outcomes
-	budgets     budgets // tenants' budgets (budget.go)
+	budgets     budgets       // tenants' budgets (budget.go)
+	resources   resourceStore // tenants' skills and templates (resources.go)
 	handler     http.Handler
 	ready       atomic.Bool
 	metrics     metrics
@@ -55,6 +56,7 @@ func New(cfg Config) (*Gateway, error) {
 	g.log = fanout.New(cfg.JetStream, n.SessionsStream(), n.AllSessions(), 1024, cfg.Logger)
 	g.outcomes = outcomes{js: cfg.JetStream, bucket: n.OutcomesBucket()}
 	g.budgets = budgets{js: cfg.JetStream, names: n}
+	g.resources.js, g.resources.names = cfg.JetStream, n
 	g.outcomeFeed = fanout.New(cfg.JetStream, g.outcomes.stream(), g.outcomes.filter(), 1024, cfg.Logger)
 	g.metrics = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -292,9 +294,10 @@ func (g *Gateway) routes() (http.Handler, error) {
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
-	g.adminRoutes(handle)  // admin.go
-	g.budgetRoutes(handle) // budget.go
-	g.keyRoutes(handle)    // keyroutes.go
+	g.adminRoutes(handle)    // admin.go
+	g.budgetRoutes(handle)   // budget.go
+	g.keyRoutes(handle)      // keyroutes.go
+	g.resourceRoutes(handle) // resources.go
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}

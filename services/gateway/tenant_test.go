@@ -84,6 +84,14 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		"POST /v1/keys":                    "a tenant-admin's keys are its tenant's: TestRolesRefused",
 		"GET /v1/keys":                     "a tenant-admin lists its tenant's keys: TestRolesRefused",
 		"DELETE /v1/keys/{id}":             "another tenant's key is not found: TestRolesRefused",
+		"GET /v1/skills":                   "the caller's tenant's only: TestResourcesOfAnotherTenantAreMissing",
+		"GET /v1/skills/{name}":            "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
+		"PUT /v1/skills/{name}":            "stored in the caller's tenant: TestResourcesOfAnotherTenantAreMissing",
+		"DELETE /v1/skills/{name}":         "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
+		"GET /v1/templates":                "the caller's tenant's only: TestResourcesOfAnotherTenantAreMissing",
+		"GET /v1/templates/{name}":         "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
+		"PUT /v1/templates/{name}":         "stored in the caller's tenant: TestResourcesOfAnotherTenantAreMissing",
+		"DELETE /v1/templates/{name}":      "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
 	}
 	for _, p := range f.g.patterns {
 		if _, ok := read[p]; !ok && other[p] == "" {

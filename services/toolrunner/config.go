@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/telemetry"
 	"github.com/cairn-agents/cairn/pkg/tool"
@@ -50,6 +51,10 @@ type Config struct {
 	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot, each call
 	// confined by the sandbox. Tools given here run as they are.
 	Tools []tool.Tool
+	// MCP are MCP servers whose tools the runner serves besides Tools, as
+	// mcp__<server>__<tool> (pkg/mcptool); default none. They run outside
+	// the sandbox.
+	MCP []mcptool.Server
 	// Sandbox is how strictly built-in tool calls are confined (pkg/sandbox);
 	// default sandbox.Required, which makes Run fail, naming what is missing,
 	// where the kernel cannot confine them.
@@ -110,6 +115,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.SandboxPolicy.Validate(); err != nil {
 		return fieldErr("sandboxPolicy", "%v", err)
+	}
+	for i, m := range c.MCP {
+		if err := m.Validate(); err != nil {
+			return fieldErr(fmt.Sprintf("mcp[%d]", i), "%v", err)
+		}
 	}
 	for i, t := range c.Tools {
 		if t == nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/kittest"
+	"github.com/cairn-agents/cairn/internal/mcptest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/services/toolrunner"
@@ -27,7 +28,7 @@ import (
 // it runs toolrunner.Run with the test tools below and exits, so tests start,
 // kill and signal real processes.
 func TestMain(m *testing.M) {
-	kittest.Main(m, kittest.Children{"runner": runnerMain, "responder": responderMain})
+	kittest.Main(m, kittest.Children{"runner": runnerMain, "responder": responderMain, "mcpserver": mcptest.Serve})
 }
 
 func runnerMain() int {

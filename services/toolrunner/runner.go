@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-agents/cairn/internal/opshttp"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/mcptool"
 	"github.com/cairn-agents/cairn/pkg/sandbox"
+	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,6 +25,7 @@ type Runner struct {
 	server   atomic.Pointer[toolbus.Server]
 	sandbox  atomic.Pointer[sandbox.Sandbox]
 	httpAddr atomic.Pointer[string]
+	mcp      atomic.Pointer[mcptool.Set]
 }
 
 // New checks cfg and returns a Runner; it connects to nothing until Run.
@@ -73,6 +77,11 @@ func (r *Runner) SandboxLevel() string {
 func (r *Runner) Readiness() (bool, any) {
 	body := r.SandboxFields()
 	body["ready"] = r.Ready()
+	if m := r.mcp.Load(); m != nil {
+		if p := m.Problems(); len(p) > 0 {
+			body["mcpProblems"] = p
+		}
+	}
 	if !r.Ready() {
 		body["reason"] = "starting"
 	}
@@ -166,6 +175,18 @@ func (r *Runner) Run(ctx context.Context) error {
 		}()
 		tl = confined
 	}
+	// MCP servers connect before the worker registers its tools, so their
+	// tools are there from the start; later changes follow by SetTools.
+	var mcps *mcptool.Set
+	if len(c.MCP) > 0 {
+		mcps, err = mcptool.Start(ctx, c.MCP, log)
+		if err != nil {
+			return fmt.Errorf("toolrunner: %w", err)
+		}
+		defer mcps.Close()
+		r.mcp.Store(mcps)
+		tl = append(slices.Clip(tl), mcps.Tools()...)
+	}
 	if c.HTTPAddr != "" {
 		hs, err := opshttp.Listen(c.HTTPAddr, opshttp.Handler(opshttp.Config{Readiness: r.Readiness, Gatherer: r.metrics.reg}))
 		if err != nil {
@@ -193,6 +214,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		return fmt.Errorf("toolrunner: %w", err)
 	}
 	r.server.Store(s)
+	if mcps != nil {
+		mcps.Watch(func(tools []tool.Tool) {
+			if err := s.SetTools(ctx, mcptool.Prefix, tools); err != nil && ctx.Err() == nil {
+				log.Error("toolrunner: register the MCP servers' tools", "err", err)
+			}
+		})
+	}
 	r.metrics.queue.watch(js, names.ToolsStream(), names.ToolPoolConsumer(c.Pool), c.Pool)
 	log.Info("toolrunner ready", "pool", c.Pool, "concurrency", c.Concurrency, "workspaceRoot", c.WorkspaceRoot, "http", r.HTTPAddr(),
 		"sandbox", sb.Level().String())

@@ -134,3 +134,11 @@ and volumes. Each pod mounts only its own seed from the credentials Secret. */}}
       - {key: {{ .root.Values.nats.tls.caKey }}, path: {{ .root.Values.nats.tls.caKey }}}
 {{- end }}
 {{- end -}}
+
+{{/* An MCP server's command as one --mcp word list: words with a space in
+double quotes (cairn splits them back, docs/tools.md). */}}
+{{- define "cairn.mcpWords" -}}
+{{- $w := list }}
+{{- range . }}{{ if contains " " . }}{{ $w = append $w (printf "\"%s\"" .) }}{{ else }}{{ $w = append $w . }}{{ end }}{{ end }}
+{{- join " " $w }}
+{{- end }}
