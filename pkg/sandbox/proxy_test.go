@@ -170,7 +170,7 @@ func TestProxySocketGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	fmt.Fprintf(c, "GET http://127.0.0.1:%d/after HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", p)
+	_, _ = fmt.Fprintf(c, "GET http://127.0.0.1:%d/after HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", p)
 	body, _ := io.ReadAll(c)
 	if !strings.Contains(string(body), "hello from the host, GET /after") {
 		t.Errorf("after the garbage: %q, want the host's answer", body)
