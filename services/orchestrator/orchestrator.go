@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/budget"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/resources"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
@@ -29,6 +30,8 @@ type Orchestrator struct {
 	metrics     metrics
 	providers   map[string]llm.Provider // every provider name → the resolver
 	validator   tool.Validator          // shared by every session's harness
+	resStore    *resources.Store        // skills and templates (resources.go)
+	resCache    *resources.Cache        // their copy, for what runs per turn
 
 	ctx context.Context // Run's context
 	wg  sync.WaitGroup
@@ -108,6 +111,9 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		return fmt.Errorf("orchestrator: outcomes bucket: %w", err)
 	}
 	if err := o.openBudget(ctx, replicas); err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
+	}
+	if err := o.openResources(ctx); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
 	stopResults, err := o.consumeResults(ctx)
