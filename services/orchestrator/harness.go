@@ -105,7 +105,8 @@ func (a *actor) newHarness(ctx context.Context) error {
 		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
-		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
+		ReserveTokens:   compaction.SettingsFor(model.ContextWindow).ReserveTokens,
+		SystemPromptFor: a.systemPromptFor(h), // resources.go
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/resources"
@@ -93,3 +94,25 @@ func expand(st resources.Stored, cmd events.Command) (string, error) {
 // skillDir is where a skill's location says it is: relative to the
 // session's workspace (docs/resources.md: not materialised there yet).
 func skillDir(name string) string { return ".cairn/skills/" + name }
+
+// The system prompt of every run and of every save point is built then
+// (the harness calls systemPromptFor) from the session's header (its
+// systemPrompt and workspace), the tenant's skills as the cache has them
+// and the active tools, by resources.Build (pi's buildSystemPrompt for a
+// custom prompt). So a skill changed during a run is in the prompt from
+// the next save point, never in the request in flight.
+
+// systemPromptFor is the harness's SystemPromptFor for the session whose
+// header is h.
+func (a *actor) systemPromptFor(h events.Entry) func(tools []string) string {
+	base, cwd, tenant, cache := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache
+	return func(tools []string) string {
+		var listed []resources.Listed
+		for _, s := range cache.All(tenant, resources.KindSkill) {
+			listed = append(listed, resources.Listed{Name: s.Name, Description: s.Description,
+				Location: skillDir(s.Name) + "/SKILL.md", DisableModelInvocation: s.DisableModelInvocation})
+		}
+		return resources.Build(resources.SystemPrompt{Base: base, Skills: listed, Tools: tools,
+			Date: time.Now().UTC().Format(time.DateOnly), Cwd: cwd})
+	}
+}
