@@ -22,6 +22,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 	instance := c.Flags().String("instance", "", "this instance's name among orchestrators (default host-pid)")
 	addr := c.Flags().String("http", "", "address of /healthz, /readyz and /metrics (default none)")
 	leaseTTL := c.Flags().Duration("lease-ttl", 5*time.Second, "how long a dead instance keeps its sessions")
+	noExt := addNoExtensionsFlag(c)
 	root := addWorkspaceRootFlag(c, "the toolrunners' --workspace-root: a create's workspace must lie inside it (unset: only relative workspaces)")
 	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		log := newLogger(e, "orchestrator")
@@ -44,7 +45,7 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		}
 		reg := telemetry.NewRegistry()
 		o, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sl, Models: models, DefaultModel: *model,
-			Instance: *instance, LeaseTTL: *leaseTTL, WorkspaceRoot: wsRoot, Registerer: reg, Logger: log})
+			Instance: *instance, LeaseTTL: *leaseTTL, WorkspaceRoot: wsRoot, Registerer: reg, Logger: log, NoExtensions: *noExt})
 		if err != nil {
 			return err
 		}
@@ -56,6 +57,12 @@ func newOrchestratorCmd(e *env) *cobra.Command {
 		return g.Wait()
 	}
 	return c
+}
+
+// addNoExtensionsFlag adds --no-extensions (env CAIRN_NO_EXTENSIONS=1).
+func addNoExtensionsFlag(c *cobra.Command) *bool {
+	return c.Flags().Bool("no-extensions", envOr("CAIRN_NO_EXTENSIONS", "") == "1",
+		"call no extension: ignore the handlers registered in the extensions bucket, send no lifecycle notice (env CAIRN_NO_EXTENSIONS=1)")
 }
 
 // addWorkspaceRootFlag adds --workspace-root (env CAIRN_WORKSPACE_ROOT),

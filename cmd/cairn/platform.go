@@ -43,6 +43,7 @@ type platformConfig struct {
 	SyncAlways    bool
 	Sandbox       sandbox.Level    // of the embedded toolrunner; zero: required
 	MCP           []mcptool.Server // served by the embedded toolrunner
+	NoExtensions  bool             // the orchestrator calls no extension (docs/extensions.md)
 	Logger        *slog.Logger
 }
 
@@ -51,6 +52,9 @@ type platform struct {
 	URL   string // the gateway's base URL
 	NATS  string // the embedded server's client URL
 	Creds string // the admin's credentials file, for operator commands
+	// ExtensionCreds is the extension user's seed file, for extension
+	// processes (docs/extensions.md).
+	ExtensionCreds string
 	// AdminKey is the platform admin key, kept in KeyFile (<data>/admin.key);
 	// NewKey says this start created it.
 	AdminKey secret.Secret
@@ -134,7 +138,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	var users []embednats.User
 	for _, c := range all {
 		users = append(users, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey,
-			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe})
+			Publish: c.User.Permissions.Publish, Subscribe: c.User.Permissions.Subscribe, Responses: c.User.Permissions.Responses})
 	}
 	srv, err := embednats.Start(embednats.Config{DataDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.NATSListen,
 		SyncAlways: cfg.SyncAlways, Users: users, Logger: log.With("service", "nats")})
@@ -219,7 +223,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	}
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
 		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second,
-		Registerer: reg})
+		Registerer: reg, NoExtensions: cfg.NoExtensions})
 	if err != nil {
 		return fail(err)
 	}
@@ -294,7 +298,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 		}
 	}
 	return &platform{URL: "http://" + ln.Addr().String(), NATS: srv.ClientURL(),
-		Creds: creds[string(provision.RoleAdmin)].SeedFile, wait: wait,
+		Creds: creds[string(provision.RoleAdmin)].SeedFile, ExtensionCreds: creds[string(provision.RoleExtension)].SeedFile, wait: wait,
 		AdminKey: adminKey, KeyFile: adminKeyFile(cfg.DataDir), NewKey: newKey}, nil
 }
 

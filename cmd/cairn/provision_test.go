@@ -28,6 +28,7 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 		"created KV bucket cairn_outcomes\n",
 		"created KV bucket cairn_keys\n",
 		"created KV bucket cairn_resources\n",
+		"created KV bucket cairn_extensions\n",
 		"created object store cairn_blobs\n",
 		"created object store cairn_snapshots\n",
 		"created consumer compactor on CAIRN_COMPACTIONS\n",
@@ -58,8 +59,8 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 			t.Errorf("stream %s has no leader right after provision returned", info.Config.Name)
 		}
 	}
-	if n != 17 {
-		t.Errorf("%d streams after provision, want every stream and bucket Cairn needs (17)", n)
+	if n != 18 {
+		t.Errorf("%d streams after provision, want every stream and bucket Cairn needs (18)", n)
 	}
 
 	code, out, errOut = cairn(t, "provision", "--nats", c.URLs(), "--replicas", "3", "--pools", "default,gpu")
@@ -67,10 +68,10 @@ func TestProvisionReturnsWhenEveryStreamHasALeader(t *testing.T) {
 		t.Fatalf("provision again: exit %d\n%s%s", code, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 21 {
-		t.Fatalf("second provision printed %d lines, want 20 objects and the summary:\n%s", len(lines), out)
+	if len(lines) != 22 {
+		t.Fatalf("second provision printed %d lines, want 21 objects and the summary:\n%s", len(lines), out)
 	}
-	for _, l := range lines[:20] {
+	for _, l := range lines[:21] {
 		if !strings.HasPrefix(l, "unchanged ") && l != "created consumer toolrunner_gpu on CAIRN_TOOLS" {
 			t.Errorf("second provision: %q, want every object unchanged but the new pool's consumer", l)
 		}

@@ -41,14 +41,14 @@ func serverFromConfig(t *testing.T, authBlock string) *server.Server {
 func TestProvisionUsersThenOperatorsUseCreds(t *testing.T) {
 	creds := filepath.Join(t.TempDir(), "creds")
 	block := mustCairn(t, "provision", "users", "--out", creds, "--pools", "default,gpu")
-	if !strings.HasPrefix(block, "authorization {") || strings.Count(block, "nkey:") != 7 {
+	if !strings.HasPrefix(block, "authorization {") || strings.Count(block, "nkey:") != 8 {
 		t.Fatalf("provision users printed:\n%s", block)
 	}
 	// Again: the same users, the same block.
 	if again := mustCairn(t, "provision", "users", "--out", creds, "--pools", "default,gpu"); again != block {
 		t.Fatal("a second provision users changed the keys")
 	}
-	for _, f := range []string{"admin", "orchestrator", "gateway", "projector", "compactor", "toolrunner-default", "toolrunner-gpu"} {
+	for _, f := range []string{"admin", "orchestrator", "gateway", "projector", "compactor", "toolrunner-default", "toolrunner-gpu", "extension"} {
 		seed, err := os.ReadFile(filepath.Join(creds, f+".nk"))
 		if err != nil {
 			t.Fatal(err)

@@ -25,6 +25,7 @@ func newUpCmd(e *env) *cobra.Command {
 	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
 	sandboxLevel := addSandboxFlag(c)
 	mcpf := addMCPFlags(c)
+	noExt := addNoExtensionsFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		mcps, err := mcpf.parse()
 		if err != nil {
@@ -40,7 +41,7 @@ func newUpCmd(e *env) *cobra.Command {
 		}
 		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
-			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, MCP: mcps, Logger: log})
+			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, MCP: mcps, NoExtensions: *noExt, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -48,6 +49,9 @@ func newUpCmd(e *env) *cobra.Command {
 		keyLine := recordAdminKey(p)
 		fmt.Fprintf(e.stdout, "cairn is up: API %s, NATS %s, data %s, admin credentials %s\n", p.URL, p.NATS, abs, p.Creds)
 		fmt.Fprintln(e.stdout, keyLine)
+		if !*noExt {
+			fmt.Fprintf(e.stdout, "extensions connect to NATS %s with the seed %s (docs/extensions.md)\n", p.NATS, p.ExtensionCreds)
+		}
 		return p.wait()
 	}
 	return c

@@ -126,8 +126,8 @@ func TestUpRunsEveryServiceAsItsOwnNATSUser(t *testing.T) {
 		t.Fatalf("credentials directory: %v %v, want mode 0700", fi, err)
 	}
 	files, _ := filepath.Glob(filepath.Join(credDir, "*.nk"))
-	if len(files) != 6 {
-		t.Fatalf("credential files %v, want one per service kind and the admin", files)
+	if len(files) != 7 {
+		t.Fatalf("credential files %v, want one per service kind, the extension user and the admin", files)
 	}
 	for _, f := range files {
 		fi, err := os.Stat(f)

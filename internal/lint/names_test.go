@@ -22,7 +22,7 @@ func ownedNames() map[string]bool {
 	names := []string{n.SessionsStream(), n.CommandsStream(), n.ToolsStream(), n.EventsStream(),
 		n.ResultsStream(), n.CompactionsStream(), n.ToolPoolConsumer("")}
 	for _, b := range []string{n.ToolsBucket(), n.ToolStartsBucket(), n.OutcomesBucket(), n.LeasesBucket(),
-		n.CheckpointsBucket()} {
+		n.CheckpointsBucket(), n.ExtensionsBucket()} {
 		names = append(names, b, events.KVStream(b))
 	}
 	for _, b := range []string{n.BlobsBucket(), n.SnapshotsBucket()} {

@@ -67,6 +67,9 @@ type User struct {
 	Nkey      string // public key, U...
 	Publish   []string
 	Subscribe []string
+	// Responses lets the user publish one reply to each request it
+	// received (NATS allow_responses).
+	Responses bool
 }
 
 // Server is a running embedded NATS server.
@@ -120,6 +123,9 @@ func Start(cfg Config) (*Server, error) {
 		if u.Publish != nil || u.Subscribe != nil {
 			nu.Permissions = &server.Permissions{Publish: &server.SubjectPermission{Allow: u.Publish},
 				Subscribe: &server.SubjectPermission{Allow: u.Subscribe}}
+			if u.Responses {
+				nu.Permissions.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
+			}
 		}
 		opts.Nkeys = append(opts.Nkeys, nu)
 	}

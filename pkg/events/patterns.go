@@ -15,6 +15,11 @@ type Patterns struct {
 	Results     string // <prefix>.result.*.* : tool and compaction results (ResultsStream)
 	Compactions string // <prefix>.compact.*.* : compaction requests (CompactionsStream)
 	Cancels     string // <prefix>.cancel.*.* : core NATS, no stream
+	// ExtensionCalls <prefix>.ext.call.* and ExtensionNotices
+	// <prefix>.ext.notice.> : hook requests to extensions and lifecycle
+	// notices, core NATS, no stream
+	ExtensionCalls   string
+	ExtensionNotices string
 
 	ToolsKV       string // $KV.<prefix>_tools.>
 	ToolStartsKV  string // $KV.<prefix>_toolstarts.>
@@ -25,6 +30,7 @@ type Patterns struct {
 	BudgetUseKV   string // $KV.<prefix>_budget_use.>
 	KeysKV        string // $KV.<prefix>_keys.>
 	ResourcesKV   string // $KV.<prefix>_resources.>
+	ExtensionsKV  string // $KV.<prefix>_extensions.>
 
 	Blobs     string // $O.<prefix>_blobs.>
 	Snapshots string // $O.<prefix>_snapshots.>
@@ -40,6 +46,8 @@ func (n Names) Patterns() Patterns {
 		OutcomesKV: KVSubjects(n.OutcomesBucket()),
 		BudgetsKV:  KVSubjects(n.BudgetsBucket()), BudgetUseKV: KVSubjects(n.BudgetUseBucket()),
 		KeysKV: KVSubjects(n.KeysBucket()), ResourcesKV: KVSubjects(n.ResourcesBucket()),
+		ExtensionsKV:   KVSubjects(n.ExtensionsBucket()),
+		ExtensionCalls: n.AllExtensionCalls(), ExtensionNotices: n.AllExtensionNotices(),
 		Blobs: ObjectSubjects(n.BlobsBucket()), Snapshots: ObjectSubjects(n.SnapshotsBucket()),
 	}
 }
@@ -47,7 +55,9 @@ func (n Names) Patterns() Patterns {
 // All is every pattern of p, in the order of its fields.
 func (p Patterns) All() []string {
 	return []string{p.Commands, p.Sessions, p.Events, p.Tools, p.Results, p.Compactions, p.Cancels,
-		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.KeysKV, p.ResourcesKV, p.Blobs, p.Snapshots}
+		p.ExtensionCalls, p.ExtensionNotices,
+		p.ToolsKV, p.ToolStartsKV, p.LeasesKV, p.CheckpointsKV, p.OutcomesKV, p.BudgetsKV, p.BudgetUseKV, p.KeysKV,
+		p.ResourcesKV, p.ExtensionsKV, p.Blobs, p.Snapshots}
 }
 
 // TenantPatterns are the per-session patterns of one tenant's sessions:

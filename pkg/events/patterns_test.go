@@ -45,8 +45,8 @@ func TestNamesUnderAPrefix(t *testing.T) {
 		}
 	}
 	all := n.Patterns().All()
-	if len(all) != 18 {
-		t.Fatalf("%d patterns, want one per stream and bucket (18): %v", len(all), all)
+	if len(all) != 21 {
+		t.Fatalf("%d patterns, want one per stream, bucket and core subject family (21): %v", len(all), all)
 	}
 	for _, p := range all {
 		if !strings.HasPrefix(p, "acme.") && !strings.HasPrefix(p, "$KV.acme_") && !strings.HasPrefix(p, "$O.acme_") {

@@ -37,8 +37,8 @@ func startLikeServices(t *testing.T, ctx context.Context, js jetstream.JetStream
 	if _, err := js.CreateStream(ctx, provision.CommandsStream(n, provision.DefaultPartitions, 1, provision.CommandsMaxAge)); err != nil {
 		t.Fatal(err)
 	}
-	// the budget, keys and resources buckets are the orchestrator's and the gateway's
-	for _, cfg := range append(provision.OrchestratorBuckets(n, 1, 10*time.Second), append(provision.BudgetBuckets(n, 1), provision.KeysBucket(n, 1), provision.ResourcesBucket(n, 1))...) {
+	// the budget, keys, resources and extensions buckets are the orchestrator's and the gateway's
+	for _, cfg := range append(provision.OrchestratorBuckets(n, 1, 10*time.Second), append(provision.BudgetBuckets(n, 1), provision.KeysBucket(n, 1), provision.ResourcesBucket(n, 1), provision.ExtensionsBucket(n, 1))...) {
 		if _, err := js.CreateKeyValue(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestApplyRaisesWhatServicesCreatedToR3(t *testing.T) {
 		}
 	}
 	want := []string{"CAIRN_SESSIONS", "CAIRN_COMMANDS", "CAIRN_TOOLS", "CAIRN_RESULTS", "CAIRN_EVENTS", "CAIRN_COMPACTIONS",
-		"KV_cairn_tools", "KV_cairn_toolstarts", "KV_cairn_leases", "KV_cairn_checkpoints", "KV_cairn_outcomes", "KV_cairn_budgets", "KV_cairn_budget_use", "KV_cairn_keys", "KV_cairn_resources", "OBJ_cairn_blobs", "OBJ_cairn_snapshots"}
+		"KV_cairn_tools", "KV_cairn_toolstarts", "KV_cairn_leases", "KV_cairn_checkpoints", "KV_cairn_outcomes", "KV_cairn_budgets", "KV_cairn_budget_use", "KV_cairn_keys", "KV_cairn_resources", "KV_cairn_extensions", "OBJ_cairn_blobs", "OBJ_cairn_snapshots"}
 	states := settledStreams(t, ctx, js, want)
 	if all := streamStates(t, ctx, js); len(all) > len(want) {
 		t.Errorf("%d streams, want %d: %v", len(all), len(want), slices.Collect(maps.Keys(all)))
@@ -208,16 +208,16 @@ func TestApplyCreatesEverythingThenChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := first.Count(provision.Created); n != len(first) || n != 19 {
-		t.Errorf("first run: %d of %d created, want 19:\n%s", n, len(first), lines(first))
+	if n := first.Count(provision.Created); n != len(first) || n != 20 {
+		t.Errorf("first run: %d of %d created, want 20:\n%s", n, len(first), lines(first))
 	}
 	before := streamStates(t, ctx, js)
 	second, err := provision.Apply(ctx, js, events.Names{}, provision.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := second.Count(provision.Unchanged); n != len(second) || n != 19 {
-		t.Errorf("second run: %d of %d unchanged, want 19:\n%s", n, len(second), lines(second))
+	if n := second.Count(provision.Unchanged); n != len(second) || n != 20 {
+		t.Errorf("second run: %d of %d unchanged, want 20:\n%s", n, len(second), lines(second))
 	}
 	after := streamStates(t, ctx, js)
 	if len(after) != len(before) {

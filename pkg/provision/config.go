@@ -88,7 +88,7 @@ type Consumer struct {
 // and its object stores (pkg/session), the commands stream, the tool
 // protocol (pkg/toolbus), the compaction queue (pkg/compactbus), the
 // orchestrator's buckets, the budget buckets (pkg/budget), the gateway's
-// API keys bucket, and
+// API keys bucket, the extensions bucket, and
 // the shared consumers of the compactors and of
 // each pool's toolrunners. The services that create a missing object at
 // start create it from the same function of this package, with their own
@@ -108,7 +108,7 @@ func Config(n events.Names, opts Options) (Set, error) {
 	s.KeyValues = append(ToolBuckets(n, tb), OrchestratorBuckets(n, o.Replicas, DefaultLeaseTTL)...)
 	s.ObjectStores = []jetstream.ObjectStoreConfig{BlobsStore(n, o.Replicas), SnapshotsStore(n, o.Replicas)}
 	s.KeyValues = append(s.KeyValues, BudgetBuckets(n, o.Replicas)...)
-	s.KeyValues = append(s.KeyValues, KeysBucket(n, o.Replicas), ResourcesBucket(n, o.Replicas))
+	s.KeyValues = append(s.KeyValues, KeysBucket(n, o.Replicas), ResourcesBucket(n, o.Replicas), ExtensionsBucket(n, o.Replicas))
 	s.Consumers = append(s.Consumers, Consumer{Stream: n.CompactionsStream(), Config: CompactorConsumer(n, DefaultCompactorAckWait)})
 	for _, p := range o.Pools {
 		s.Consumers = append(s.Consumers, Consumer{Stream: n.ToolsStream(), Config: ToolPoolConsumer(n, p, DefaultToolAckWait)})

@@ -153,6 +153,9 @@ func AuthorizationConfig(creds []Credential) string {
 			b.WriteString("      permissions: {\n")
 			writeList(&b, "publish", c.User.Permissions.Publish)
 			writeList(&b, "subscribe", c.User.Permissions.Subscribe)
+			if c.User.Permissions.Responses {
+				b.WriteString("        allow_responses: true\n")
+			}
 			b.WriteString("      }\n")
 		}
 		b.WriteString("    }\n")

@@ -25,3 +25,11 @@ func ResourcesBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
 		MaxValueSize: 256 << 10,
 		Description:  "Cairn skills and prompt templates: <tenant>.<skill|template>.<name>, the text as stored"}
 }
+
+// ExtensionsBucket configures the bucket of extension handler
+// registrations (docs/extensions.md): one key per handler, the latest
+// registration only; orchestrators watch it.
+func ExtensionsBucket(n events.Names, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: n.ExtensionsBucket(), History: 1, Replicas: max(1, replicas),
+		Description: "Cairn extension handlers by handler name: hook, tenant, priority, timeout, failure policy"}
+}

@@ -50,17 +50,22 @@ const (
 	RoleCompactor    Role = "compactor"
 	RoleProjector    Role = "projector"
 	RoleGateway      Role = "gateway"
+	RoleExtension    Role = "extension" // extension processes: register handlers, answer hook requests
 )
 
 // Roles lists every role but the toolrunner's once, in a stable order; the
 // toolrunner comes once per pool (see [Users]).
-var Roles = []Role{RoleAdmin, RoleOrchestrator, RoleToolrunner, RoleCompactor, RoleProjector, RoleGateway}
+var Roles = []Role{RoleAdmin, RoleOrchestrator, RoleToolrunner, RoleCompactor, RoleProjector, RoleGateway, RoleExtension}
 
 // Permissions is what one user may publish and subscribe to; nil lists
 // (the admin's) mean everything.
 type Permissions struct {
 	Publish   []string
 	Subscribe []string
+	// Responses lets the user answer requests it received: publish once
+	// to each reply subject of a message delivered to it (NATS
+	// allow_responses), and nowhere else in other users' inboxes.
+	Responses bool
 }
 
 // User is the NATS user of one role (and pool, for toolrunners).
@@ -142,13 +147,28 @@ func UserFor(n events.Names, role Role, pool string) (User, error) {
 		g = projectorGrants(n)
 	case RoleGateway:
 		g = gatewayGrants(n)
+	case RoleExtension:
+		g = extensionGrants(n)
 	default:
 		return User{}, &events.FieldError{Field: "role", Problem: fmt.Sprintf("%q is not a role; one of %v expected", role, Roles)}
 	}
 	g.pub("$JS.API.INFO") // account info: limits, no data
 	g.sub(u.InboxPrefix() + ".>")
-	u.Permissions = Permissions{Publish: g.p, Subscribe: g.s}
+	u.Permissions = Permissions{Publish: g.p, Subscribe: g.s, Responses: role == RoleExtension}
 	return u, nil
+}
+
+// extensionGrants: keep its handler registrations, hear the hook requests
+// of every handler and the sessions' lifecycle notices, answer the
+// requests (Responses). No session log, commands, tools or results: what
+// an extension decides reaches a session only through the orchestrator's
+// reduction of its answers.
+func extensionGrants(n events.Names) grants {
+	var g grants
+	g.sub(n.AllExtensionCalls(), n.AllExtensionNotices())
+	g.kv(n.ExtensionsBucket(), true)
+	g.create(events.KVStream(n.ExtensionsBucket()))
+	return g
 }
 
 // toolrunnerGrants: consume the pool's calls, publish results and the
@@ -230,6 +250,9 @@ func orchestratorGrants(n events.Names) grants {
 	}
 	g.kv(n.ToolsBucket(), false)
 	g.kv(n.ToolStartsBucket(), false)
+	g.kv(n.ExtensionsBucket(), false) // extension handlers: watched, called, notified
+	g.create(events.KVStream(n.ExtensionsBucket()))
+	g.pub(n.AllExtensionCalls(), n.AllExtensionNotices())
 	g.kv(n.BudgetsBucket(), false) // budgets: limits read, use reserved and settled
 	g.create(events.KVStream(n.BudgetsBucket()))
 	g.kv(n.ResourcesBucket(), false) // skills and templates: read at every save point

@@ -44,7 +44,7 @@ func startAuthServer(t *testing.T) *authServer {
 	for _, c := range creds {
 		a.creds[c.User.Name()] = c
 		eu = append(eu, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey, Publish: c.User.Permissions.Publish,
-			Subscribe: c.User.Permissions.Subscribe})
+			Subscribe: c.User.Permissions.Subscribe, Responses: c.User.Permissions.Responses})
 	}
 	a.srv, err = embednats.Start(embednats.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Users: eu})
 	if err != nil {
@@ -194,6 +194,12 @@ func TestNATSPermissionsRefuseWhatARoleMayNot(t *testing.T) {
 		{"orchestrator", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
 		{"orchestrator", "purge the session log", "$JS.API.STREAM.PURGE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"orchestrator", "delete a session entry", "$JS.API.STREAM.MSG.DELETE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
+		{"extension", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
+		{"extension", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
+		{"extension", "forge a tool result", n.ResultSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.ResultsStream(), n.AllResults()},
+		{"extension", "read the session log", "$JS.API.DIRECT.GET." + n.SessionsStream() + "." + n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), true, "", ""},
+		{"extension", "call another extension's handler", n.ExtensionCallSubject("policy"), true, "", ""},
+		{"extension", "publish into the orchestrator's inbox", "_INBOX_orchestrator.forged", false, "", ""},
 	} {
 		t.Run(at.user+" may not "+at.what, func(t *testing.T) {
 			var before uint64
@@ -220,6 +226,18 @@ func TestNATSPermissionsRefuseWhatARoleMayNot(t *testing.T) {
 			}
 		})
 	}
+	t.Run("extension may not subscribe to the log, events or another's inbox", func(t *testing.T) {
+		nc, v := a.connect(t, "extension")
+		for _, subj := range []string{n.AllSessions(), n.AllEvents(), "_INBOX_orchestrator.>", ">"} {
+			if _, err := nc.SubscribeSync(subj); err != nil {
+				t.Fatal(err)
+			}
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			kittest.Eventually(t, 5*time.Second, "the server refuses a subscription to "+subj, v.has(subj))
+		}
+	})
 	t.Run("toolrunner may not subscribe to the log or another's inbox", func(t *testing.T) {
 		nc, v := a.connect(t, "toolrunner-default")
 		for _, subj := range []string{n.AllSessions(), n.AllCommands(), "_INBOX_orchestrator.>", "_INBOX.>", ">"} {
@@ -291,7 +309,34 @@ func TestNATSPermissionsLetEachRoleDoItsWork(t *testing.T) {
 	if _, err := s.GetLastMsgForSubject(ctx, n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s2"})); err != nil {
 		t.Fatalf("gateway reads the log: %v", err)
 	}
-	for name, v := range map[string]*violations{"orchestrator": ov, "toolrunner": tv, "gateway": gv} {
+	// An extension registers a handler the orchestrator reads, and answers
+	// the orchestrator's request in its inbox (allow_responses).
+	ext, ev := a.connect(t, "extension")
+	ejs, _ := jetstream.New(ext)
+	ekv, err := ejs.KeyValue(ctx, n.ExtensionsBucket())
+	if err != nil {
+		t.Fatalf("extension opens the extensions bucket: %v", err)
+	}
+	if _, err := ekv.Put(ctx, "policy", []byte(`{"handler":"policy","hook":"tool_call"}`)); err != nil {
+		t.Fatalf("extension registers a handler: %v", err)
+	}
+	okv, err := ojs.KeyValue(ctx, n.ExtensionsBucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := okv.Get(ctx, "policy"); err != nil {
+		t.Fatalf("orchestrator reads the registration: %v", err)
+	}
+	if _, err := ext.Subscribe(n.ExtensionCallSubject("policy"), func(m *nats.Msg) { _ = m.Respond([]byte(`{"block":true}`)) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := orch.Request(n.ExtensionCallSubject("policy"), []byte(`{}`), 5*time.Second); err != nil || string(reply.Data) != `{"block":true}` {
+		t.Fatalf("orchestrator calls the extension: %v", err)
+	}
+	for name, v := range map[string]*violations{"orchestrator": ov, "toolrunner": tv, "gateway": gv, "extension": ev} {
 		if len(v.errs) > 0 {
 			t.Errorf("%s: permission violations doing its work: %v", name, v.errs)
 		}
@@ -403,7 +448,7 @@ func TestCredentialsRotate(t *testing.T) {
 		var eu []embednats.User
 		for _, c := range creds {
 			eu = append(eu, embednats.User{Name: c.User.Name(), Nkey: c.PublicKey, Publish: c.User.Permissions.Publish,
-				Subscribe: c.User.Permissions.Subscribe})
+				Subscribe: c.User.Permissions.Subscribe, Responses: c.User.Permissions.Responses})
 		}
 		s, err := embednats.Start(embednats.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Users: eu})
 		if err != nil {
@@ -427,7 +472,12 @@ func TestCredentialsRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := first[len(first)-1] // the gateway's
+	var gw provision.Credential
+	for _, c := range first {
+		if c.User.Role == provision.RoleGateway {
+			gw = c
+		}
+	}
 	if err := os.Rename(gw.SeedFile, gw.SeedFile+".old"); err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,7 @@ type actor struct {
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
 	snapAt   int              // records in the session at its last snapshot
+	started  bool             // session_start was sent (extensions.go)
 	eventSeq atomic.Uint64
 	// mark is the last running mark written (marks.go): what the
 	// checkpoints bucket was asked to hold, not the actor's state.
@@ -118,6 +119,11 @@ func (a *actor) take() []item {
 // run is the actor goroutine.
 func (a *actor) run(ctx context.Context) {
 	defer a.part.remove(a)
+	defer func() {
+		if a.started {
+			a.notify(events.NoticeSessionShutdown, nil)
+		}
+	}()
 	if !a.pace(ctx) {
 		a.evict()
 		return
@@ -376,6 +382,7 @@ func (a *actor) publish(ev events.Event) {
 	if ev.Type == events.EvAgentEnd {
 		a.move(lifecycle.Running, lifecycle.Settling)
 	}
+	a.noticeOf(&ev)
 	ev.SessionID = a.sid.ID
 	ev.Seq = a.eventSeq.Add(1)
 	if ev.Time == "" {

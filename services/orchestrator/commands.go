@@ -172,11 +172,15 @@ func (a *actor) navigate(ctx context.Context, cmd events.Command) {
 	}
 	a.st.stamp(events.EntryLeaf, cmd.ID)
 	navigate := func(ctx context.Context) error {
+		a.notify(events.NoticeSessionBeforeTree, treeNotice{TargetID: cmd.EntryID, Summarize: cmd.Summarize})
 		nav, err := a.h.Navigate(ctx, cmd.EntryID, harness.NavigateOptions{Summarize: cmd.Summarize, Instructions: cmd.Instructions})
 		left := a.st.unstamp(events.EntryLeaf)
 		if err != nil {
 			a.reject(ctx, cmd, codeInvalid, err.Error())
 			return err
+		}
+		if !nav.Unchanged {
+			a.notify(events.NoticeSessionTree, treeNotice{TargetID: cmd.EntryID, Summarize: cmd.Summarize})
 		}
 		if nav.Unchanged && !a.recordNoEffect(cmd) {
 			return nil // unfinished: the next owner applies it

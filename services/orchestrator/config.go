@@ -51,6 +51,11 @@ type Config struct {
 	// one is refused, since it cannot be checked.
 	WorkspaceRoot string
 
+	// NoExtensions turns extensions off: the extensions bucket is not
+	// watched, no remote hook is called and no lifecycle notice sent.
+	// Default false (extensions on, docs/extensions.md).
+	NoExtensions bool
+
 	// Registerer receives the orchestrator's metrics; default a new registry.
 	Registerer prometheus.Registerer
 	// Logger; default discards.

@@ -104,7 +104,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 		SessionID: a.sid.ID, Workspace: h.Cwd, Session: a.st,
 		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
-		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb),
+		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb), Hooks: a.hooks(),
 		ReserveTokens:   compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 		SystemPromptFor: a.systemPromptFor(h), // resources.go
 	})
@@ -112,6 +112,10 @@ func (a *actor) newHarness(ctx context.Context) error {
 		return err
 	}
 	a.h = hs
+	if !a.started {
+		a.started = true
+		a.notify(events.NoticeSessionStart, nil)
+	}
 	return nil
 }
 

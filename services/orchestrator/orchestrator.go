@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cairn-agents/cairn/pkg/budget"
+	"github.com/cairn-agents/cairn/pkg/extension"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/pkg/resources"
@@ -32,6 +33,7 @@ type Orchestrator struct {
 	validator   tool.Validator          // shared by every session's harness
 	resStore    *resources.Store        // skills and templates (resources.go)
 	resCache    *resources.Cache        // their copy, for what runs per turn
+	ext         *extension.Host         // remote hooks and notices; nil with NoExtensions (extensions.go)
 
 	ctx context.Context // Run's context
 	wg  sync.WaitGroup
@@ -64,6 +66,13 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, fmt.Errorf("orchestrator: register metrics: %w", err)
 	}
 	o := &Orchestrator{cfg: cfg, log: cfg.Logger.With("instance", cfg.Instance), js: js, bus: bus, metrics: m}
+	if !cfg.NoExtensions {
+		o.ext, err = extension.NewHost(extension.HostConfig{Conn: cfg.Conn, Names: cfg.Names, Registerer: cfg.Registerer,
+			Logger: o.log.With("part", "extensions")})
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: %w", err)
+		}
+	}
 	o.providers = map[string]llm.Provider{}
 	for _, name := range cfg.Models.Providers() {
 		o.providers[name] = resolver{cfg.Models}
@@ -115,6 +124,9 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	}
 	if err := o.openResources(ctx); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
+	}
+	if err := o.watchExtensions(ctx); err != nil {
+		return err
 	}
 	stopResults, err := o.consumeResults(ctx)
 	if err != nil {

@@ -18,8 +18,11 @@
 //
 // # Ordering
 //
-// Handlers of one event run one after another in registration order. A
-// handler unregistered while an emission is in progress is not called by the
+// Handlers of one event run one after another in [Options] order: by
+// priority (lower first; [On] registers with 0), then name, then
+// registration order. A registry linked to a shared one ([Registry.Link])
+// merges the shared handlers into that order, keeping only those of its
+// [Scope]'s tenant (or of every tenant). A handler unregistered while an emission is in progress is not called by the
 // rest of that emission; one registered during an emission is called from the
 // next emission on.
 //
@@ -37,5 +40,10 @@
 // a failing tool_call handler blocks the call (the error becomes the reason),
 // and a failing context handler fails the model call (the loop records an
 // error assistant message), because a half-rewritten context cannot be
-// trusted.
+// trusted. A handler's error that wraps [ErrFailedOpen] (a fail-open
+// remote handler's) is reported and otherwise ignored, whatever the event.
+//
+// Remote handlers ([OnRemote], [OnRemoteNamed]) send each event as JSON to
+// a [Caller] (pkg/extension's over NATS) under a [Policy]: a timeout, and
+// fail open or closed.
 package hook

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,65 @@ func TestRemoteHookPolicy(t *testing.T) {
 	hook.OnRemote[hook.ToolCallEvent](open, slow, hook.Policy{Timeout: time.Millisecond, FailOpen: true})
 	if block, _, _ := hook.ToolCall(context.Background(), open, hook.ToolCallEvent{ToolName: "ls"}); block {
 		t.Fatal("fail-open blocked")
+	}
+}
+
+// Priority, then name, then registration order; a linked registry's
+// handlers merge in, filtered by the scope's tenant; a fail-open error is
+// reported and ignored.
+func TestOrderScopeAndFailOpen(t *testing.T) {
+	shared := hook.New(nil)
+	var reported []events.Event
+	r := hook.New(func(ev events.Event) { reported = append(reported, ev) })
+	r.SetScope(hook.Scope{Tenant: "acme", SessionID: "s1"})
+	r.Link(shared)
+	tag := func(s string) func(context.Context, hook.ContextEvent) (hook.ContextResult, error) {
+		return func(ctx context.Context, ev hook.ContextEvent) (hook.ContextResult, error) {
+			if sc := hook.ScopeFrom(ctx); sc.Tenant != "acme" || sc.SessionID != "s1" {
+				return hook.ContextResult{}, errors.New("scope not passed")
+			}
+			return hook.ContextResult{Messages: append(ev.Messages, user(s))}, nil
+		}
+	}
+	hook.OnWith(shared, hook.Options{Priority: 5, Name: "b"}, tag("shared-5b"))
+	hook.OnWith(shared, hook.Options{Priority: 5, Name: "a"}, tag("shared-5a"))
+	hook.OnWith(shared, hook.Options{Priority: -3, Tenant: "beta"}, tag("beta-only"))
+	hook.OnWith(shared, hook.Options{Priority: -2, Tenant: "acme"}, tag("acme-only"))
+	hook.On(r, tag("own-0"))
+	hook.OnWith(r, hook.Options{Priority: 1}, func(context.Context, hook.ContextEvent) (hook.ContextResult, error) {
+		return hook.ContextResult{}, fmt.Errorf("down (%w)", hook.ErrFailedOpen)
+	})
+	msgs, err := hook.Context(context.Background(), r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Content.Text())
+	}
+	if want := "acme-only own-0 shared-5a shared-5b"; strings.Join(got, " ") != want {
+		t.Fatalf("order %v, want %s", got, want)
+	}
+	if len(reported) != 1 || !strings.Contains(reported[0].Error, "down") {
+		t.Fatalf("reported %+v, want the fail-open error", reported)
+	}
+}
+
+// A handler answering garbage fails with ErrBadAnswer; the policy's
+// observer hears every call.
+func TestRemoteBadAnswer(t *testing.T) {
+	garbage := caller(func(context.Context, string, []byte) ([]byte, error) { return []byte(`{"block":"maybe"}`), nil })
+	var observed []error
+	r := hook.New(nil)
+	if _, err := hook.OnRemoteNamed(r, "tool_call", garbage, hook.Policy{Observe: func(_ time.Duration, err error) { observed = append(observed, err) }},
+		hook.Options{Name: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	block, reason, _ := hook.ToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "ls"})
+	if !block || !strings.Contains(reason, "handler g") || len(observed) != 1 || !errors.Is(observed[0], hook.ErrBadAnswer) {
+		t.Fatalf("block %v %q, observed %v", block, reason, observed)
+	}
+	if _, err := hook.OnRemoteNamed(r, "nope", garbage, hook.Policy{}, hook.Options{}); !errors.Is(err, hook.ErrUnknownHook) {
+		t.Fatalf("unknown hook: %v", err)
 	}
 }
