@@ -65,12 +65,22 @@ func newSessionCmd(e *env) *cobra.Command {
 	workspace := nw.Flags().String("workspace", "", "workspace: a path inside the workspace root, absolute or relative to it (default: <root>/<session id>)")
 	tools := nw.Flags().StringSlice("tools", nil, "tools the agent may use (default: every registered tool)")
 	system := nw.Flags().String("system-prompt", "", "system prompt")
+	ask := nw.Flags().StringSlice("ask", nil, "tools whose calls wait for approval (* = every tool); see cairn approvals")
 	nw.RunE = func(cmd *cobra.Command, _ []string) error {
 		cl, err := clientFrom(cmd)
 		if err != nil {
 			return err
 		}
 		req := client.CreateSession{ID: *id, Model: *model, Workspace: *workspace, SystemPrompt: *system}
+		if len(*ask) > 0 {
+			req.Approvals = &events.Approvals{Tools: map[string]string{}}
+			for _, t := range *ask {
+				req.Approvals.Tools[t] = events.PolicyAsk
+			}
+			if err := req.Approvals.Validate("--ask"); err != nil {
+				return usagef("%v", err)
+			}
+		}
 		if cmd.Flags().Changed("tools") {
 			req.Tools = *tools
 			if req.Tools == nil {

@@ -30,7 +30,7 @@ var (
 	buildErr  error
 )
 
-func cairnBinary(t *testing.T) string {
+func cairnBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
@@ -87,7 +87,7 @@ func startUp(t *testing.T) *upProcess {
 }
 
 // startUpWith is startUp with the scripted model's script.
-func startUpWith(t *testing.T, scriptJSON string) *upProcess {
+func startUpWith(t testing.TB, scriptJSON string) *upProcess {
 	t.Helper()
 	bin := cairnBinary(t)
 	dir := t.TempDir()

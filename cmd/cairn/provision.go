@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
@@ -37,6 +38,7 @@ On a cluster with authentication, connect as the admin (--creds admin.nk);
 	replicas := c.Flags().Int("replicas", 1, "stream and bucket replicas (3 on a cluster)")
 	pools := c.Flags().StringSlice("pools", []string{provision.DefaultPool}, "toolrunner pools whose shared consumer to create, comma separated")
 	migrate := c.Flags().Bool("migrate", false, "move an installation of the layout before tenants to the tenant layout (its sessions become the default tenant's)")
+	wait := c.Flags().Duration("wait", 0, "retry while NATS is not reachable or not ready yet, for up to this long (0: fail at once); for a cluster that is still starting")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *replicas < 1 || *replicas > 5 {
 			return usagef("--replicas must be 1-5, got %d", *replicas)
@@ -46,18 +48,14 @@ On a cluster with authentication, connect as the admin (--creds admin.nk);
 				return usagef("--pools: pool name %q: 1-64 characters of A-Z a-z 0-9 _ - expected", p)
 			}
 		}
-		nc, js, err := connectNATS(natsURL, "cairn-provision", provision.RoleAdmin, nil)
+		if *wait < 0 {
+			return usagef("--wait must not be negative, got %s", *wait)
+		}
+		nc, js, err := provisionOnce(cmd.Context(), e, natsURL, provision.Options{Replicas: *replicas, Pools: *pools, Migrate: *migrate}, *wait)
 		if err != nil {
 			return err
 		}
 		defer nc.Close()
-		report, err := provision.Apply(cmd.Context(), js, events.Names{}, provision.Options{Replicas: *replicas, Pools: *pools, Migrate: *migrate})
-		for _, ch := range report {
-			fmt.Fprintln(e.stdout, ch)
-		}
-		if err != nil {
-			return err
-		}
 		// Services started right after this must find every stream
 		// answering: wait until each has elected its leader.
 		wctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
@@ -69,6 +67,38 @@ On a cluster with authentication, connect as the admin (--creds admin.nk);
 		return nil
 	}
 	return c
+}
+
+// provisionOnce connects and applies opts, trying again every second while
+// the attempt fails and wait has not passed since the first: the nodes of a
+// cluster that starts with its services answer one by one, and JetStream
+// has no meta leader until a majority runs. A refusal (a setting that
+// cannot change in place) is never retried.
+func provisionOnce(ctx context.Context, e *env, f *natsFlags, opts provision.Options, wait time.Duration) (*nats.Conn, jetstream.JetStream, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		nc, js, err := connectNATS(f, "cairn-provision", provision.RoleAdmin, nil)
+		if err == nil {
+			var report provision.Report
+			report, err = provision.Apply(ctx, js, events.Names{}, opts)
+			for _, ch := range report {
+				fmt.Fprintln(e.stdout, ch)
+			}
+			if err == nil {
+				return nc, js, nil
+			}
+			nc.Close()
+		}
+		if errors.Is(err, provision.ErrIncompatible) || errors.Is(err, provision.ErrLegacyLayout) || time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(e.stderr, "provision: %v; trying again\n", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // waitForLeaders waits until every stream (buckets included) answers with a

@@ -103,3 +103,15 @@ func TestProvisionRejectsABadPool(t *testing.T) {
 		t.Fatalf("--pools a.b: exit %d, stderr %s", code, errOut)
 	}
 }
+
+// --wait retries an unreachable cluster until it passes, then fails naming
+// the last error; a negative wait is a usage error.
+func TestProvisionWaitRetriesThenFails(t *testing.T) {
+	code, _, stderr := runCairn(t, "provision", "--wait", "1500ms", "--nats", "nats://127.0.0.1:1")
+	if code != 1 || !strings.Contains(stderr, "trying again") || !strings.Contains(stderr, "no servers available") {
+		t.Fatalf("exit %d, stderr %q; want retries, then the connection error", code, stderr)
+	}
+	if code, _, stderr := runCairn(t, "provision", "--wait", "-1s"); code != 2 || !strings.Contains(stderr, "--wait") {
+		t.Fatalf("negative wait: exit %d, %q", code, stderr)
+	}
+}

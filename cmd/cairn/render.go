@@ -128,6 +128,16 @@ func (r *renderer) event(ev events.Event, commandID string) (done bool, err erro
 			}
 			r.print(fmt.Sprintf("← %s %s: %s\n", ev.ToolName, status, firstLine(ev.Result.Content.Text(), 100)))
 		}
+	case events.EvApprovalRequested:
+		if r.started && ev.Approval != nil {
+			r.endLine()
+			r.print(fmt.Sprintf("⏸ %s %s waits for approval: cairn approve %s %s (or cairn deny %s %s --reason ...)\n",
+				ev.Approval.ToolName, ev.Approval.Arguments, ev.SessionID, ev.Approval.ToolCallID, ev.SessionID, ev.Approval.ToolCallID))
+		}
+	case events.EvApprovalAnswered:
+		if r.started && ev.Approval != nil {
+			r.print(fmt.Sprintf("▶ %s %s by %s\n", ev.Approval.ToolCallID, ev.Approval.Decision, ev.Approval.Principal))
+		}
 	case events.EvAgentEnd:
 		if r.started {
 			r.endLine()

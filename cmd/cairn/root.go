@@ -53,6 +53,9 @@ func newRoot(e *env) *cobra.Command {
 		sendCmd(e, "follow-up ID TEXT", "queue a message for when the agent would stop", events.CmdFollowUp, true),
 		sendCmd(e, "abort ID", "abort the running turn", events.CmdAbort, false),
 		newNavigateCmd(e),
+		newApprovalsCmd(e),
+		newApproveCmd(e),
+		newDenyCmd(e),
 		newSessionsCmd(e),
 		newLogCmd(e),
 		newTreeCmd(e),
@@ -70,6 +73,7 @@ func newRoot(e *env) *cobra.Command {
 		newResourceCmd(e, "skill"),
 		newResourceCmd(e, "template"),
 		newResourcesCmd(e),
+		newHealthcheckCmd(e),
 	)
 	return root
 }

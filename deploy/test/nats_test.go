@@ -52,8 +52,15 @@ func TestComposeSecuresNATS(t *testing.T) {
 		if v := volumeAt(s, "/etc/cairn-nats/nats.conf"); v == nil || !v.ReadOnly {
 			t.Errorf("%s: nats.conf is not mounted read-only", name)
 		}
-		if v := volumeAt(s, "/secrets"); v == nil || v.Source != "nats-secrets" || !v.ReadOnly {
-			t.Errorf("%s: the secrets volume is not mounted read-only at /secrets", name)
+		// The server's TLS files and the users' public keys, never a seed.
+		if v := volumeAt(s, "/secrets/tls/server"); v == nil || !strings.HasSuffix(v.Source, ".secrets/tls/server") || !v.ReadOnly {
+			t.Errorf("%s: the server's TLS files are not mounted read-only at /secrets/tls/server: %+v", name, v)
+		}
+		if v := volumeAt(s, "/secrets/creds/auth.conf"); v == nil || !strings.HasSuffix(v.Source, ".secrets/creds/auth.conf") || !v.ReadOnly {
+			t.Errorf("%s: auth.conf is not mounted read-only: %+v", name, v)
+		}
+		if len(s.Volumes) != 4 {
+			t.Errorf("%s mounts %d volumes, want nats.conf, TLS, auth.conf and its store", name, len(s.Volumes))
 		}
 		for _, dep := range []string{"nats-users", "nats-certs"} {
 			if d, ok := s.DependsOn[dep]; !ok || d.Condition != types.ServiceConditionCompletedSuccessfully {
@@ -77,20 +84,17 @@ func TestComposeSecuresNATS(t *testing.T) {
 		}
 		var seen []string
 		for _, v := range s.Volumes {
-			if v.Source != "nats-secrets" {
+			_, sub, ok := strings.Cut(v.Source, filepath.Join("deploy", ".secrets")+"/")
+			if !ok {
 				continue
-			}
-			sub := ""
-			if v.Volume != nil {
-				sub = v.Volume.Subpath
 			}
 			seen = append(seen, sub)
 			if !v.ReadOnly {
-				t.Errorf("%s: nats-secrets mounted writable", name)
+				t.Errorf("%s: deploy/.secrets/%s mounted writable", name, sub)
 			}
 		}
 		if strings.Join(seen, " ") != "tls/ca creds/"+user {
-			t.Errorf("%s mounts nats-secrets subpaths %v, want tls/ca and creds/%s only", name, seen, user)
+			t.Errorf("%s mounts deploy/.secrets/ %v, want tls/ca and creds/%s only", name, seen, user)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,16 +163,19 @@ func TestComposeScrapes(t *testing.T) {
 }
 
 // TestComposeAdminKeyFromTheHost checks that the gateway's first admin key
-// comes from a compose secret filled from the host's CAIRN_ADMIN_KEY, not
-// from the image or the file itself.
+// comes from a compose secret, a file of the host's (deploy/.secrets/admin.key,
+// or CAIRN_ADMIN_KEY_FILE), not from the image or compose.yaml itself.
 func TestComposeAdminKeyFromTheHost(t *testing.T) {
 	p := load(t)
 	gw := p.Services["gateway"]
 	if len(gw.Secrets) != 1 || gw.Secrets[0].Source != "cairn_admin_key" {
 		t.Fatalf("gateway secrets %+v, want cairn_admin_key", gw.Secrets)
 	}
-	if s, ok := p.Secrets["cairn_admin_key"]; !ok || s.Environment != "CAIRN_ADMIN_KEY" {
-		t.Errorf("secret cairn_admin_key = %+v, want it from the host's CAIRN_ADMIN_KEY", s)
+	if s, ok := p.Secrets["cairn_admin_key"]; !ok || !strings.HasSuffix(s.File, filepath.Join("deploy", ".secrets", "admin.key")) {
+		t.Errorf("secret cairn_admin_key = %+v, want the host's file deploy/.secrets/admin.key", s)
+	}
+	if s := loadEnv(t, []string{"CAIRN_ADMIN_KEY_FILE=/elsewhere/key"}).Secrets["cairn_admin_key"]; s.File != "/elsewhere/key" {
+		t.Errorf("CAIRN_ADMIN_KEY_FILE does not choose the file: %+v", s)
 	}
 	if i := slices.Index(gw.Command, "--bootstrap-admin-key-file"); i < 0 || i+1 == len(gw.Command) || gw.Command[i+1] != "/run/secrets/cairn_admin_key" {
 		t.Errorf("gateway command %v, want --bootstrap-admin-key-file /run/secrets/cairn_admin_key", gw.Command)

@@ -56,6 +56,15 @@ type Config struct {
 	// is aborted); nil = the run ends.
 	Recover func(ctx context.Context, f Failure) Recovery
 
+	// Approval says whether a call waits for a person's answer before it
+	// runs (DESIGN §11): asked for each call that found its tool, whose
+	// arguments are valid and that no tool_call hook blocked, with the
+	// hooks' reduced approval ("", "allow" or "ask"). nil = no call waits.
+	Approval func(toolName, hookApproval string) bool
+	// Parked hears of each call Approval parks, before the batch's other
+	// calls start. The run then ends with a *ParkedError (approval.go).
+	Parked func(ctx context.Context, c ParkedCall)
+
 	// Convert turns the context into the messages a provider takes; nil =
 	// [ToLLM].
 	Convert func([]events.Message) []events.Message

@@ -64,7 +64,8 @@ type run struct {
 	specs     []events.ToolSpec
 	added     []events.Message
 	failures  int
-	turns     int // turns started, for the turn spans
+	turns     int    // turns started, for the turn spans
+	resume    *Batch // a parked batch the first turn finishes (Resume)
 	sinkMu    sync.Mutex
 
 	// one model call at a time: reused from call to call
@@ -111,7 +112,10 @@ func (r *run) add(m *events.Message) {
 }
 
 func (r *run) loop(ctx context.Context) error {
-	pending := pull(r.cfg.Steering)
+	var pending []events.Message
+	if r.resume == nil { // a resumed batch's results come first
+		pending = pull(r.cfg.Steering)
+	}
 	first := true
 	for {
 		more := true
@@ -127,6 +131,21 @@ func (r *run) loop(ctx context.Context) error {
 			pending = nil
 
 			tctx, tspan := r.startTurn(ctx)
+			if b := r.resume; b != nil {
+				// The parked batch's turn goes on: its calls are
+				// answered, no model call is owed.
+				r.resume = nil
+				msg := b.Message
+				results, terminate := r.resumeTools(tctx, b)
+				more = len(results) > 0 && !terminate
+				r.endTurn(tspan, &msg, results)
+				if r.savePoint(ctx, msg, results) {
+					r.emit(events.Event{Type: events.EvAgentEnd, Messages: r.added})
+					return nil
+				}
+				pending = pull(r.cfg.Steering)
+				continue
+			}
 			msg, err := r.callModel(tctx)
 			if msg.StopReason == events.StopError || msg.StopReason == events.StopAborted {
 				if rec, ok := r.recover(ctx, msg, err); ok {
@@ -148,7 +167,13 @@ func (r *run) loop(ctx context.Context) error {
 			}
 			r.failures = 0
 
-			results, terminate := r.runTools(tctx, &msg)
+			results, terminate, parked := r.runTools(tctx, &msg)
+			if parked != nil {
+				// The turn goes on when the last answer comes (Resume);
+				// no turn_end, no agent_end: the run is not over.
+				tspan.End()
+				return parked
+			}
 			more = len(results) > 0 && !terminate
 			r.endTurn(tspan, &msg, results)
 			if r.savePoint(ctx, msg, results) {

@@ -19,6 +19,7 @@ type call struct {
 	args   json.RawMessage
 	result tool.Result
 	ready  bool           // result is final (no execution needed or done)
+	parked bool           // waits for a person's answer (Config.Approval)
 	msg    events.Message // the result message, once finished
 	run    *run
 
@@ -27,8 +28,10 @@ type call struct {
 }
 
 // runTools runs the tool calls of msg and records their results in call
-// order. It reports whether every result asks the run to stop.
-func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Message, bool) {
+// order. It reports whether every result asks the run to stop. When calls
+// of the batch were parked for approval, it records nothing and returns
+// the batch as a *ParkedError instead, the others having run.
+func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Message, bool, *ParkedError) {
 	n := 0
 	for i := range msg.Content.Blocks {
 		if msg.Content.Blocks[i].Type == events.BlockToolCall {
@@ -36,7 +39,7 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 		}
 	}
 	if n == 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	calls := make([]call, 0, n)
 	for i := range msg.Content.Blocks {
@@ -51,7 +54,7 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 			c.result = tool.Error(fmt.Sprintf("Tool call %q was not run: the reply hit the output token limit, so its arguments may be cut off. Call the tool again with complete arguments.", c.block.Name))
 			r.finish(c)
 		}
-		return r.record(calls), false
+		return r.record(calls), false, nil
 	}
 
 	sequential := false
@@ -100,12 +103,19 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 		}
 		wg.Wait()
 	}
+	if p := parkedBatch(msg, calls); p != nil {
+		return nil, false, p
+	}
 	results := r.record(calls)
+	return results, terminates(calls), nil
+}
+
+func terminates(calls []call) bool {
 	terminate := true
 	for i := range calls {
 		terminate = terminate && calls[i].result.Terminate
 	}
-	return results, terminate
+	return terminate
 }
 
 func (r *run) find(name string) tool.Tool {
@@ -143,20 +153,27 @@ func (r *run) prepare(ctx context.Context, c *call) {
 		fail(err.Error())
 		return
 	}
-	if !r.cfg.Hooks.Has(hook.ToolCallEvent{}.Name()) {
-		return
-	}
-	block, reason, args := hook.ToolCall(ctx, r.cfg.Hooks, hook.ToolCallEvent{ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args})
-	if block {
-		fail(reason)
-		return
-	}
-	if !bytes.Equal(args, c.args) {
-		if err := r.validator.Validate(c.tool.Spec(), args); err != nil {
-			fail("A tool_call hook changed the arguments and they no longer fit: " + err.Error())
+	approval := hook.ApprovalNone
+	if r.cfg.Hooks.Has(hook.ToolCallEvent{}.Name()) {
+		d := hook.DecideToolCall(ctx, r.cfg.Hooks, hook.ToolCallEvent{ToolCallID: c.block.ID, ToolName: c.block.Name, Args: c.args})
+		if d.Block {
+			fail(d.Reason)
 			return
 		}
-		c.args = args
+		if !bytes.Equal(d.Args, c.args) {
+			if err := r.validator.Validate(c.tool.Spec(), d.Args); err != nil {
+				fail("A tool_call hook changed the arguments and they no longer fit: " + err.Error())
+				return
+			}
+			c.args = d.Args
+		}
+		approval = d.Approval
+	}
+	if r.cfg.Approval != nil && r.cfg.Approval(c.block.Name, approval) {
+		c.parked, c.ready = true, true
+		if r.cfg.Parked != nil {
+			r.cfg.Parked(ctx, ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args})
+		}
 	}
 }
 
@@ -211,8 +228,12 @@ func runTool(ctx context.Context, t tool.Tool, tc tool.Call, onUpdate func(tool.
 	return t.Execute(ctx, tc, onUpdate)
 }
 
-// finish closes the call to updates and reports its end.
+// finish closes the call to updates and reports its end; a parked call
+// ends when it is answered.
 func (r *run) finish(c *call) {
+	if c.parked {
+		return
+	}
 	c.mu.Lock()
 	c.done = true
 	c.mu.Unlock()

@@ -49,6 +49,31 @@ type Command struct {
 	// prompt_template's arguments ($1, $@). A skill's arguments are Text.
 	Name string
 	Args []string
+
+	// ToolCallID: approve and deny, the call answered; Arguments: approve's
+	// edited arguments (a JSON object, checked against the tool's schema);
+	// Reason: deny's (required).
+	ToolCallID string
+	Arguments  json.RawMessage
+	Reason     string
+	// Approvals: set_approvals, the session's approval policy.
+	Approvals *events.Approvals
+}
+
+// Approve lets a parked tool call run; args, when not nil, replace its
+// arguments (DESIGN §11).
+func Approve(toolCallID string, args json.RawMessage) Command {
+	return Command{Type: events.CmdApprove, ToolCallID: toolCallID, Arguments: args}
+}
+
+// Deny refuses a parked tool call; the model sees who refused it and why.
+func Deny(toolCallID, reason string) Command {
+	return Command{Type: events.CmdDeny, ToolCallID: toolCallID, Reason: reason}
+}
+
+// SetApprovals changes the session's approval policy.
+func SetApprovals(p events.Approvals) Command {
+	return Command{Type: events.CmdSetApprovals, Approvals: &p}
 }
 
 // Prompt is a user message that starts a run; see Command.WhenBusy for a
@@ -125,6 +150,14 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	set("name", c.Name)
 	if len(c.Args) > 0 {
 		m["args"] = c.Args
+	}
+	set("toolCallId", c.ToolCallID)
+	set("reason", c.Reason)
+	if c.Arguments != nil {
+		m["arguments"] = c.Arguments
+	}
+	if c.Approvals != nil {
+		m["approvals"] = c.Approvals
 	}
 	if len(c.Images) > 0 {
 		m["images"] = c.Images

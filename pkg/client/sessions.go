@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/cairn-agents/cairn/pkg/events"
 )
 
 // CreateSession is the body of POST /v1/sessions. Every field is optional.
@@ -24,6 +26,9 @@ type CreateSession struct {
 	// Workspace is the session's working directory, relative to the
 	// workspace root or absolute inside it; empty: the session id.
 	Workspace string `json:"workspace,omitempty"`
+	// Approvals is the session's approval policy: which tools wait for a
+	// person's answer (DESIGN §11); nil: none does.
+	Approvals *events.Approvals `json:"approvals,omitempty"`
 }
 
 // Accepted is the gateway's answer to a command (create included).

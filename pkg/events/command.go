@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -79,6 +80,14 @@ type Command struct {
 	// label ("" clears)
 	Label string `json:"label,omitempty"`
 
+	// create, set_approvals: the session's approval policy (DESIGN §11)
+	Approvals *Approvals `json:"approvals,omitempty"`
+	// approve, deny: the call answered; approve's edited arguments
+	// (optional, checked against the tool's schema); deny's reason
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+
 	// Principal is who sent the command, as the gateway authenticated it:
 	// "key:<key id>" for an API key, "oidc:<subject>" for an OIDC token.
 	// The gateway sets it and refuses a client's; empty on commands from
@@ -131,6 +140,10 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	w.OptStr("instructions", c.Instructions)
 	w.OptStr("level", c.Level)
 	w.OptStr("label", c.Label)
+	writeApprovals(&w, c.Approvals)
+	w.OptStr("toolCallId", c.ToolCallID)
+	w.OptRaw("arguments", c.Arguments)
+	w.OptStr("reason", c.Reason)
 	w.OptStr("principal", c.Principal)
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		w.Key("entryId")
@@ -163,6 +176,9 @@ func DecodeCommand(data []byte) (Command, error) {
 		return Command{}, fieldError(err)
 	}
 	cmd := Command(c)
+	if string(cmd.Arguments) == "null" {
+		cmd.Arguments = nil
+	}
 	cmd.Extra = r.Rest()
 	if cmd.V == 0 {
 		cmd.V = SchemaVersion
@@ -200,7 +216,35 @@ func (c *Command) validate(entryIDPresent bool) error {
 				return err
 			}
 		}
+		if err := c.Approvals.Validate("approvals"); err != nil {
+			return err
+		}
 		return validateToolNames(c.Tools)
+	case CmdSetApprovals:
+		if c.Approvals == nil {
+			return required("approvals")
+		}
+		return c.Approvals.Validate("approvals")
+	case CmdApprove, CmdDeny:
+		if err := ValidateToolCallID("toolCallId", c.ToolCallID); err != nil {
+			return err
+		}
+		if c.Type == CmdDeny {
+			if len(c.Arguments) > 0 {
+				return fieldErr("arguments", "only applies to approve")
+			}
+			if strings.TrimSpace(c.Reason) == "" {
+				return fieldErr("reason", "is required (say why the call is denied)")
+			}
+			if len(c.Reason) > MaxReason {
+				return fieldErr("reason", "is %d bytes (at most %d)", len(c.Reason), MaxReason)
+			}
+		} else if c.Reason != "" {
+			return fieldErr("reason", "only applies to deny")
+		}
+		if len(c.Arguments) > 0 && (c.Arguments[0] != '{') {
+			return fieldErr("arguments", "must be a JSON object")
+		}
 	case CmdPrompt, CmdSteer, CmdFollowUp:
 		if strings.TrimSpace(c.Text) == "" && len(c.Images) == 0 {
 			return fieldErr("text", "is required (a message needs text or images)")
@@ -299,6 +343,24 @@ func validateResourceName(name string) error {
 	}
 	return nil
 }
+
+// ValidateToolCallID checks a tool call id as a client names it: 1–128
+// characters of printable ASCII with no space (providers choose the ids).
+func ValidateToolCallID(field, id string) error {
+	if id == "" {
+		return required(field)
+	}
+	if len(id) > 128 {
+		return fieldErr(field, "must be at most 128 characters, got %d", len(id))
+	}
+	if problem := principalProblem(id); problem != "" {
+		return fieldErr(field, "%s", problem)
+	}
+	return nil
+}
+
+// MaxReason bounds a deny's reason.
+const MaxReason = 4096
 
 // WhenBusyOrDefault returns the prompt's busy policy, reject if unset.
 func (c *Command) WhenBusyOrDefault() BusyPolicy {

@@ -132,7 +132,17 @@ type Entry struct {
 	// session_info
 	Name string
 
-	// turn_interrupted, command_rejected
+	// approvals_change; also session: the approval policy (DESIGN §11)
+	Approvals *Approvals
+
+	// approval_requested, approval_answered, tool_result_held (Message)
+	ToolCallID string          // the model's id of the call
+	ToolName   string          // approval_requested
+	Arguments  json.RawMessage // approval_requested: as asked; approval_answered: as edited
+	ExpiresAt  string          // approval_requested: when it is denied as expired ("" = never)
+	Decision   string          // approval_answered: approve, deny, expire or abort
+
+	// turn_interrupted, command_rejected, approval_answered
 	Reason string
 	Code   string // command_rejected: a machine-readable reason, e.g. "busy"
 
@@ -182,6 +192,37 @@ func (e *Entry) write(w *jsonx.Writer) {
 			w.StrMap("labels", e.Labels)
 		}
 		w.OptStr("tenant", e.Tenant)
+		writeApprovals(w, e.Approvals)
+	case EntryApprovalsChange:
+		if e.Approvals == nil {
+			e := Approvals{}
+			writeApprovals(w, &e)
+		} else {
+			writeApprovals(w, e.Approvals)
+		}
+	case EntryApprovalRequested:
+		w.Str("toolCallId", e.ToolCallID)
+		w.Str("toolName", e.ToolName)
+		if len(e.Arguments) == 0 {
+			w.Key("arguments")
+			w.B = append(w.B, "{}"...)
+		} else {
+			w.Raw("arguments", e.Arguments)
+		}
+		w.OptStr("expiresAt", e.ExpiresAt)
+	case EntryApprovalAnswered:
+		w.Str("toolCallId", e.ToolCallID)
+		w.Str("decision", e.Decision)
+		w.OptRaw("arguments", e.Arguments)
+		w.OptStr("reason", e.Reason)
+	case EntryToolResultHeld:
+		w.Str("toolCallId", e.ToolCallID)
+		w.Key("message")
+		if e.Message == nil {
+			w.B = append(w.B, "null"...)
+		} else {
+			e.Message.write(w)
+		}
 	case EntryMessage:
 		w.Key("message")
 		if e.Message == nil {
@@ -318,6 +359,41 @@ func (e *Entry) decode(data []byte) error {
 			return nil
 		})
 		e.Tenant = r.Str("tenant", false)
+		e.Approvals = readApprovals(&r, false)
+	case EntryApprovalsChange:
+		e.Approvals = readApprovals(&r, true)
+	case EntryApprovalRequested:
+		e.ToolCallID = r.Str("toolCallId", true)
+		e.ToolName = r.Str("toolName", true)
+		e.Arguments = r.Raw("arguments", true)
+		e.ExpiresAt = r.Str("expiresAt", false)
+		if r.Err() == nil && e.ExpiresAt != "" && !validTimestamp(e.ExpiresAt) {
+			r.Fail("expiresAt", "must be an RFC 3339 time, got %q", e.ExpiresAt)
+		}
+	case EntryApprovalAnswered:
+		e.ToolCallID = r.Str("toolCallId", true)
+		e.Decision = r.Str("decision", true)
+		e.Arguments = r.Raw("arguments", false)
+		e.Reason = r.Str("reason", false)
+		if r.Err() == nil {
+			switch e.Decision {
+			case DecisionApprove, DecisionDeny, DecisionExpire, DecisionAbort:
+			default:
+				r.Fail("decision", "must be approve, deny, expire or abort, got %q", e.Decision)
+			}
+		}
+	case EntryToolResultHeld:
+		e.ToolCallID = r.Str("toolCallId", true)
+		r.Object("message", true, func(b []byte, p jsonx.Path) error {
+			e.Message = new(Message)
+			if err := e.Message.decode(b, p); err != nil {
+				return err
+			}
+			if e.Message.Role != RoleToolResult {
+				return fieldErr(p.Key("role").String(), "must be toolResult")
+			}
+			return nil
+		})
 	case EntryMessage:
 		r.Object("message", true, func(b []byte, p jsonx.Path) error {
 			e.Message = new(Message)
@@ -419,4 +495,28 @@ func decodeRetry(b []byte, p jsonx.Path) (*RetryMark, error) {
 		return nil, fieldErr(p.Key("code").String(), "is required")
 	}
 	return &RetryMark{Attempt: *v.Attempt, DelayMs: v.DelayMs, Code: v.Code}, nil
+}
+
+func writeApprovals(w *jsonx.Writer, a *Approvals) {
+	if a == nil {
+		return
+	}
+	b, err := a.MarshalJSON()
+	if err != nil {
+		return // a map of strings always encodes
+	}
+	w.Raw("approvals", b)
+}
+
+func readApprovals(r *jsonx.Reader, required bool) *Approvals {
+	b := r.Raw("approvals", required)
+	if b == nil || r.Err() != nil {
+		return nil
+	}
+	a, err := DecodeApprovals("approvals", b)
+	if err != nil {
+		r.SetErr(err)
+		return nil
+	}
+	return a
 }

@@ -36,6 +36,7 @@ var eventTypes = map[string]bool{
 	EvToolExecutionStart: true, EvToolExecutionUpdate: true, EvToolExecutionEnd: true,
 	EvQueueUpdate: true, EvCompactionStart: true, EvCompactionEnd: true,
 	EvRetryStart: true, EvRetryEnd: true, EvHookError: true, EvCommandRejected: true,
+	EvApprovalRequested: true, EvApprovalAnswered: true,
 }
 
 // Delta kinds of a message_update.
@@ -108,6 +109,9 @@ type Event struct {
 	Retry      *Retry      `json:"retry,omitempty"`
 	Compaction *Compaction `json:"compaction,omitempty"`
 
+	// approval_requested, approval_answered
+	Approval *Approval `json:"approval,omitempty"`
+
 	// hook_error, command_rejected
 	Hook      string `json:"hook,omitempty"`
 	CommandID string `json:"commandId,omitempty"`
@@ -172,6 +176,19 @@ func (ev Event) Encode() ([]byte, error) {
 		w.OptBool("aborted", c.Aborted)
 		w.OptStr("error", c.Error)
 		w.OptBool("willRetry", c.WillRetry)
+		w.End(n)
+	}
+	if a := ev.Approval; a != nil {
+		w.Key("approval")
+		n := w.Begin()
+		w.Str("toolCallId", a.ToolCallID)
+		w.OptStr("toolName", a.ToolName)
+		w.OptRaw("arguments", a.Arguments)
+		w.OptStr("expiresAt", a.ExpiresAt)
+		w.OptStr("decision", a.Decision)
+		w.OptStr("reason", a.Reason)
+		w.OptStr("principal", a.Principal)
+		w.OptStr("entryId", a.EntryID)
 		w.End(n)
 	}
 	w.OptStr("hook", ev.Hook)

@@ -74,6 +74,18 @@ func exampleEntry(typ string) Entry {
 		e.V, e.Reason, e.ParentDigest = SchemaVersion, "orchestrator restarted during the turn", "sha256:77aa"
 	case EntryCommandRejected:
 		e.V, e.Reason, e.Code, e.CommandID = SchemaVersion, "session is running", "busy", "cmd-9"
+	case EntryApprovalsChange:
+		e.V, e.CommandID = SchemaVersion, "cmd-appr-1"
+		e.Approvals = &Approvals{Tools: map[string]string{"bash": PolicyAsk, "*": PolicyAllow}, ExpiresAfterMs: 600000}
+	case EntryApprovalRequested:
+		e.V, e.ToolCallID, e.ToolName = SchemaVersion, "toolu_01", "bash"
+		e.Arguments, e.ExpiresAt = json.RawMessage(`{"command":"rm -rf build"}`), "2026-03-04T05:16:07.089Z"
+	case EntryApprovalAnswered:
+		e.V, e.ToolCallID, e.Decision, e.CommandID, e.Principal = SchemaVersion, "toolu_01", DecisionApprove, "cmd-ok-1", "key:k1"
+		e.Arguments = json.RawMessage(`{"command":"rm -rf build/tmp"}`)
+	case EntryToolResultHeld:
+		m := exampleMessages[RoleToolResult]
+		e.V, e.ToolCallID, e.Message = SchemaVersion, m.ToolCallID, &m
 	}
 	return e
 }
@@ -110,7 +122,8 @@ func exampleEntries() map[string]Entry {
 
 var allEntryTypes = []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange,
 	EntryActiveToolsChange, EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage,
-	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected}
+	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected,
+	EntryApprovalsChange, EntryApprovalRequested, EntryApprovalAnswered, EntryToolResultHeld}
 
 var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary,
 	RoleCompactionSummary, RoleBashExecution}
@@ -118,7 +131,8 @@ var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, Rol
 var allBlockTypes = []string{BlockText, BlockImage, BlockThinking, BlockToolCall}
 
 var allCommandTypes = []string{CmdCreate, CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNavigate,
-	CmdCompact, CmdSetModel, CmdSetThinkingLevel, CmdSetTools, CmdLabel, CmdSkill, CmdPromptTemplate}
+	CmdCompact, CmdSetModel, CmdSetThinkingLevel, CmdSetTools, CmdLabel, CmdApprove, CmdDeny, CmdSetApprovals,
+	CmdSkill, CmdPromptTemplate}
 
 func exampleCommands() map[string]Command {
 	c := func(typ string) Command {
@@ -151,6 +165,12 @@ func exampleCommands() map[string]Command {
 			cmd.Name, cmd.Text, cmd.WhenBusy = "pdf", "Summarise report.pdf", BusySteer
 		case CmdPromptTemplate:
 			cmd.Name, cmd.Args = "review", []string{"main.go", "be strict"}
+		case CmdApprove:
+			cmd.ToolCallID, cmd.Arguments = "toolu_01", json.RawMessage(`{"command":"ls"}`)
+		case CmdDeny:
+			cmd.ToolCallID, cmd.Reason = "toolu_01", "not on a Friday"
+		case CmdSetApprovals:
+			cmd.Approvals = &Approvals{Tools: map[string]string{"write": PolicyAsk}}
 		}
 		out[typ] = cmd
 	}
@@ -202,6 +222,10 @@ func exampleEvents() map[string]Event {
 			e.Hook, e.Error = "before_tool_call", "hook timed out"
 		case EvCommandRejected:
 			e.CommandID, e.Error = "cmd-9", "session is running"
+		case EvApprovalRequested:
+			e.Approval = &Approval{ToolCallID: "toolu_01", ToolName: "bash", Arguments: json.RawMessage(`{"command":"ls"}`), EntryID: "e5f6a7b8"}
+		case EvApprovalAnswered:
+			e.Approval = &Approval{ToolCallID: "toolu_01", Decision: DecisionDeny, Reason: "not today", Principal: "key:k1", EntryID: "e5f6a7b9"}
 		}
 		out[typ] = e
 	}

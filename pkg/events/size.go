@@ -37,7 +37,7 @@ func extraSize(x Extra) int {
 
 func (e *Entry) size() int {
 	return e.Message.size() + blocksSize(e.Content.Blocks) + len(e.SystemPrompt) + len(e.Summary) +
-		len(e.Details) + len(e.Data) + extraSize(e.Extra)
+		len(e.Details) + len(e.Data) + len(e.Arguments) + extraSize(e.Extra)
 }
 
 func (ev *Event) size() int {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
+	"github.com/cairn-agents/cairn/services/gateway/internal/console"
 )
 
 // Authentication (DESIGN §9). Every /v1 route needs a principal: the
@@ -21,6 +22,12 @@ import (
 // never echoes the token. A principal whose role is below the route's
 // (roles.go) is answered 403 forbidden. /healthz, /readyz and /metrics stay
 // open.
+//
+// A request without an Authorization header may carry the web console's
+// cookie instead (internal/console): its credential is checked the same
+// way, and an unsafe request (not GET, HEAD or OPTIONS) so authenticated
+// must also pass the console's CSRF checks (its origin and the CSRF
+// token bound to the cookie), else 403 forbidden naming the problem.
 
 // Role is what a principal may do; each role may do what the ones below it may.
 type Role string
@@ -127,10 +134,29 @@ type authenticator struct {
 func (a *authenticator) authenticate(r *http.Request) (Principal, error) {
 	h := r.Header.Values("Authorization")
 	if len(h) == 0 {
+		if cred, ok := console.Token(r); ok {
+			p, err := a.credential(r.Context(), cred)
+			if err != nil {
+				return Principal{}, err
+			}
+			if err := console.CheckCSRF(r, cred, r.Header.Get(console.CSRFHeader)); err != nil {
+				return Principal{}, err
+			}
+			return p, nil
+		}
 		return Principal{}, errNoToken
 	}
 	scheme, token, ok := strings.Cut(h[0], " ")
 	if len(h) > 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return Principal{}, errBadForm
+	}
+	return a.credential(r.Context(), token)
+}
+
+// credential returns the principal of a bearer token (an API key or an
+// OIDC JWT), or the reason it is refused.
+func (a *authenticator) credential(ctx context.Context, token string) (Principal, error) {
+	if token == "" || strings.ContainsAny(token, " \t\r\n") {
 		return Principal{}, errBadForm
 	}
 	tok := secret.Secret(token)
@@ -141,7 +167,7 @@ func (a *authenticator) authenticate(r *http.Request) (Principal, error) {
 		if a.oidc == nil {
 			return Principal{}, errNoOIDC
 		}
-		return a.oidc.verify(r.Context(), tok)
+		return a.oidc.verify(ctx, tok)
 	}
 	return Principal{}, errBadForm
 }
@@ -192,6 +218,12 @@ func (g *Gateway) refuse(w http.ResponseWriter, route string, err error) {
 	var ue *unavailableError
 	if errors.As(err, &ue) {
 		writeError(w, http.StatusServiceUnavailable, codeUnavailable, ue.msg)
+		return
+	}
+	var ce *console.CSRFError
+	if errors.As(err, &ce) {
+		g.cfg.Logger.Info("gateway: refused a console request", "route", route, "reason", ce.Msg)
+		writeError(w, http.StatusForbidden, codeForbidden, ce.Msg)
 		return
 	}
 	msg := errBadToken.msg

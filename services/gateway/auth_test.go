@@ -147,6 +147,8 @@ func TestRolesRefused(t *testing.T) {
 		msg          string
 	}{
 		{"a viewer posts a command", viewer, "POST", "/v1/sessions/s1/commands", `{"type":"abort"}`, 403, "role viewer may not do this (it needs member or above)"},
+		{"a viewer approves a call", viewer, "POST", "/v1/sessions/s1/commands", `{"type":"approve","toolCallId":"t1"}`, 403, "role viewer may not do this (it needs member or above)"},
+		{"a viewer denies a call", viewer, "POST", "/v1/sessions/s1/commands", `{"type":"deny","toolCallId":"t1","reason":"no"}`, 403, "role viewer may not do this (it needs member or above)"},
 		{"a viewer creates a session", viewer, "POST", "/v1/sessions", `{"id":"v1"}`, 403, "needs member"},
 		{"a viewer imports", viewer, "POST", "/v1/import", ``, 403, "needs member"},
 		{"a member creates a key", member, "POST", "/v1/keys", `{"role":"viewer"}`, 403, "needs tenant-admin"},

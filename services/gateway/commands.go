@@ -24,6 +24,8 @@ type createRequest struct {
 	SystemPrompt string   `json:"systemPrompt"`
 	Tools        []string `json:"tools"`
 	Workspace    string   `json:"workspace"`
+	// Approvals is the session's approval policy (DESIGN §11).
+	Approvals *events.Approvals `json:"approvals"`
 }
 
 func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +61,7 @@ func (g *Gateway) createSession(w http.ResponseWriter, r *http.Request) {
 		req.CommandID = events.DeriveID("create", req.ID)
 	}
 	cmd := events.Command{V: events.SchemaVersion, ID: req.CommandID, Type: events.CmdCreate, SessionID: req.ID,
-		Model: req.Model, SystemPrompt: req.SystemPrompt, Tools: req.Tools, Workspace: req.Workspace}
+		Model: req.Model, SystemPrompt: req.SystemPrompt, Tools: req.Tools, Workspace: req.Workspace, Approvals: req.Approvals}
 	if err := cmd.Validate(); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
 		return

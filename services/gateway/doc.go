@@ -36,7 +36,11 @@
 // gateway watches it, so a key revoked on one fails on all within moments.
 // The principal of a request rides on its context ([PrincipalFrom]) and on
 // every command it stores (events.Command.Principal). /healthz, /readyz and
-// /metrics are open.
+// /metrics are open. The web console (internal/console, served at "/")
+// logs in with an API key kept in an HttpOnly cookie; /v1 accepts that
+// cookie in place of the header, and an unsafe request so authenticated
+// must pass the console's CSRF checks (origin, and a token bound to the
+// cookie), else 403.
 //
 // # Tracing
 //

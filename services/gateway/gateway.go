@@ -291,11 +291,12 @@ func (g *Gateway) routes() (http.Handler, error) {
 	handle("GET /v1/sessions/{id}/replay", "replay", true, g.queries()) // the projector's Replay, from the log
 	queries := g.queries()
 	for _, p := range []string{"GET /v1/sessions", "GET /v1/sessions/{id}", "GET /v1/sessions/{id}/entries",
-		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/usage"} {
+		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/approvals", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
 	g.adminRoutes(handle)    // admin.go
 	g.budgetRoutes(handle)   // budget.go
+	g.approvalRoutes(handle) // approvals.go
 	g.keyRoutes(handle)      // keyroutes.go
 	g.resourceRoutes(handle) // resources.go
 	notFound := func(w http.ResponseWriter, r *http.Request) {
@@ -304,6 +305,9 @@ func (g *Gateway) routes() (http.Handler, error) {
 	// Under /v1 even a path that names no route needs a principal, so the
 	// API's shape is not shown to callers without one.
 	mux.HandleFunc("/v1/", g.guard("none", RoleViewer, notFound))
+	if err := g.consoleRoutes(mux); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/", notFound)
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("gateway: routes without a role in routeRoles: %v", missing)

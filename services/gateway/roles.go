@@ -21,6 +21,7 @@ var routeRoles = map[string]Role{
 	"GET /v1/sessions/{id}/replay":               RoleViewer,
 	"POST /v1/import":                            RoleMember,
 	"GET /v1/audit/tool-calls":                   RoleViewer,
+	"GET /v1/approvals":                          RoleViewer,
 	"GET /v1/usage":                              RoleViewer,
 	"GET /v1/openapi.json":                       RoleViewer,
 	"POST /v1/keys":                              RoleTenantAdmin,
@@ -37,6 +38,8 @@ var routeRoles = map[string]Role{
 	"GET /v1/templates/{name}":                   RoleViewer,
 	"PUT /v1/templates/{name}":                   RoleTenantAdmin,
 	"DELETE /v1/templates/{name}":                RoleTenantAdmin,
+	"PUT /v1/tenants/{tenant}/approvals":         RoleTenantAdmin,
+	"GET /v1/tenants/{tenant}/approvals":         RoleViewer,
 	"POST /v1/admin/projector/rebuild":           RoleAdmin,
 	"GET /v1/admin/projector/rebuild":            RoleAdmin,
 	"GET /v1/admin/projector/digest":             RoleAdmin,
@@ -44,12 +47,14 @@ var routeRoles = map[string]Role{
 
 // routeNotes are the rules a route's handler adds to its role.
 var routeNotes = map[string]string{
-	"POST /v1/keys":                   "a tenant-admin creates keys of its own tenant only, of role tenant-admin or below",
-	"GET /v1/keys":                    "a tenant-admin sees its own tenant's keys only",
-	"DELETE /v1/keys/{id}":            "a tenant-admin revokes its own tenant's keys only; another tenant's key is not found (404)",
-	"PUT /v1/tenants/{tenant}/budget": "a tenant-admin sets its own tenant's budget only; another tenant is not found (404)",
-	"GET /v1/tenants/{tenant}/budget": "below admin, its own tenant only; another tenant is not found (404)",
-	"GET /v1/tenants/{tenant}/usage":  "below admin, its own tenant only; another tenant is not found (404)",
+	"POST /v1/keys":                      "a tenant-admin creates keys of its own tenant only, of role tenant-admin or below",
+	"GET /v1/keys":                       "a tenant-admin sees its own tenant's keys only",
+	"DELETE /v1/keys/{id}":               "a tenant-admin revokes its own tenant's keys only; another tenant's key is not found (404)",
+	"PUT /v1/tenants/{tenant}/budget":    "a tenant-admin sets its own tenant's budget only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/budget":    "below admin, its own tenant only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/usage":     "below admin, its own tenant only; another tenant is not found (404)",
+	"PUT /v1/tenants/{tenant}/approvals": "a tenant-admin sets its own tenant's default only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/approvals": "below admin, its own tenant only; another tenant is not found (404)",
 }
 
 // openRoutes need no principal: the operations routes.

@@ -55,6 +55,15 @@ type actor struct {
 	// mark is the last running mark written (marks.go): what the
 	// checkpoints bucket was asked to hold, not the actor's state.
 	mark atomic.Pointer[markState]
+	// approvals is the session's approval policy, read from the log once
+	// (approvals.go); the harness's policy calls read it on any goroutine.
+	approvals atomic.Pointer[events.Approvals]
+	// abortCmd is an abort that came while a run that parked calls was
+	// still running: it denies them once the run returns.
+	abortCmd *events.Command
+	// shrunkWaiting: the shrunk session was waiting, and is again once
+	// restored.
+	shrunkWaiting bool
 
 	cmds struct {
 		sync.Mutex
@@ -141,6 +150,10 @@ func (a *actor) run(ctx context.Context) {
 	shrink.Stop()
 	defer shrink.Stop()
 	a.armShrink(shrink)
+	expiry := time.NewTimer(time.Hour)
+	expiry.Stop()
+	defer expiry.Stop()
+	a.armExpiry(expiry)
 	for {
 		select {
 		case <-a.signal:
@@ -159,20 +172,28 @@ func (a *actor) run(ctx context.Context) {
 			for _, it := range items {
 				a.handle(ctx, it)
 			}
-			if evict && !a.busy() && a.evictIfEmpty() {
+			if evict && a.evictable() && a.evictIfEmpty() {
 				return
 			}
 		case <-shrink.C:
 			a.shrink()
 			continue
+		case <-expiry.C:
+			if a.is(lifecycle.Shrunk) {
+				if err := a.restore(ctx); err != nil {
+					a.handOver(nil, "cannot restore the shrunk session", err)
+					return
+				}
+			}
+			a.expire(ctx)
 		case err := <-a.runDone:
 			a.afterRun(ctx, err)
 		case <-idle.C:
-			if !a.busy() && a.evictIfEmpty() {
+			if a.evictable() && a.evictIfEmpty() {
 				return
 			}
 		case <-ctx.Done():
-			if a.busy() {
+			if a.is(lifecycle.Running) || a.is(lifecycle.Settling) { // a waiting session has no run goroutine
 				if a.h != nil {
 					a.h.Abort()
 				}
@@ -195,6 +216,7 @@ func (a *actor) run(ctx context.Context) {
 		}
 		idle.Reset(a.o.cfg.IdleTimeout)
 		a.armShrink(shrink)
+		a.armExpiry(expiry)
 	}
 }
 
@@ -205,6 +227,9 @@ func (a *actor) load(ctx context.Context) error {
 		return err
 	}
 	a.attach(s)
+	if w := a.wait(); w != nil {
+		return a.loadWaiting(ctx, w)
+	}
 	if a.needsRecovery() {
 		a.startRun(ctx, a.recover)
 		return nil
@@ -293,6 +318,12 @@ func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
 }
 
 func (a *actor) afterRun(ctx context.Context, err error) {
+	if errors.Is(err, harness.ErrWaiting) && ctx.Err() == nil && !a.st.lost() {
+		a.parked(ctx) // the mark stays while the session waits
+		a.runDeferred(ctx)
+		return
+	}
+	a.abortCmd = nil
 	a.to(lifecycle.Idle)
 	if a.st != nil && a.st.lost() {
 		// Another writer has the session (the run loop hands it over next).
@@ -333,6 +364,11 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 			return
 		}
 	}
+	a.runDeferred(ctx)
+}
+
+// runDeferred handles the commands that waited for the run to end.
+func (a *actor) runDeferred(ctx context.Context) {
 	deferred := a.deferred
 	a.deferred = nil
 	for i := range deferred {

@@ -69,7 +69,18 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		default:
 			a.h.FollowUp(msg)
 		}
+	case events.CmdApprove, events.CmdDeny:
+		a.answer(ctx, cmd)
+	case events.CmdSetApprovals:
+		a.setApprovals(ctx, cmd)
 	case events.CmdAbort:
+		if a.is(lifecycle.Waiting) {
+			a.abortWaiting(ctx, cmd)
+			return
+		}
+		if a.is(lifecycle.Running) {
+			a.abortCmd = &cmd // denies the calls the run may have parked
+		}
 		if !a.busy() {
 			a.reject(ctx, cmd, codeIdle, "nothing to abort: the session is idle")
 			return
@@ -135,12 +146,21 @@ func (a *actor) promptMessage(ctx context.Context, c intake.Command, msg events.
 	}
 	switch cmd.WhenBusyOrDefault() {
 	case events.BusyReject:
+		if a.is(lifecycle.Waiting) {
+			a.reject(ctx, cmd, codeBusy, "the session is waiting for approvals; answer them, or send it with whenBusy steer, follow_up or interrupt")
+			return
+		}
 		a.reject(ctx, cmd, codeBusy, "the session is running; send it with whenBusy steer, follow_up or interrupt, or wait")
 	case events.BusySteer:
 		a.h.Steer(msg)
 	case events.BusyFollowUp:
 		a.h.FollowUp(msg)
 	case events.BusyInterrupt:
+		if a.is(lifecycle.Waiting) {
+			a.deferred = append(a.deferred, c)
+			a.abortWaiting(ctx, cmd)
+			return
+		}
 		a.abort(ctx)
 		a.deferred = append(a.deferred, c)
 	}
@@ -297,7 +317,7 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 	}
 	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid.ID, Tenant: a.sid.Tenant, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
-		SystemPrompt: systemPrompt, Tools: names}
+		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals}
 	s, err := session.Create(ctx, a.o.cfg.Log, h)
 	if err != nil {
 		if errors.Is(err, session.ErrConflict) {

@@ -82,7 +82,7 @@ func TestFailoverToTheOtherInstance(t *testing.T) {
 	}
 }
 
-func mustConnect(t *testing.T, url string) *nats.Conn {
+func mustConnect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -92,7 +92,7 @@ func mustConnect(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
-func mustJS(t *testing.T, nc *nats.Conn) jetstream.JetStream {
+func mustJS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {

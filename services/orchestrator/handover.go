@@ -40,7 +40,7 @@ func handoverWait(retries int) time.Duration {
 // items it took from its mailbox but did not handle, to a new actor:
 // handing over, then evicted once its mailbox is taken.
 func (a *actor) handOver(taken []item, why string, err error) {
-	if a.to(lifecycle.HandingOver).Busy() {
+	if prev := a.to(lifecycle.HandingOver); prev == lifecycle.Running || prev == lifecycle.Settling { // waiting has no run goroutine
 		if a.h != nil { // nil while recovery runs
 			a.h.Abort()
 		}

@@ -99,13 +99,15 @@ func (a *actor) newHarness(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	meter := a.meter(h) // the tenant's budget on every model call (budget.go)
+	meter := a.meter(h)    // the tenant's budget on every model call (budget.go)
+	a.approvals.Store(nil) // read again, the tenant's default included (approvals.go)
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid.ID, Workspace: h.Cwd, Session: a.st,
 		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb), Hooks: a.hooks(),
-		ReserveTokens:   compaction.SettingsFor(model.ContextWindow).ReserveTokens,
+		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
+		Approval:      a.approvalFunc(), ApprovalExpiresAt: a.expiresAtFunc(),
 		SystemPromptFor: a.systemPromptFor(h), // resources.go
 	})
 	if err != nil {

@@ -15,6 +15,10 @@ import "github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 //	running → settling             publish (agent_end, run goroutine), abort
 //	running, settling → idle       afterRun
 //	idle → shrunk, shrunk → idle   shrink, restore
+//	running → waiting              afterRun, for a run that parked calls (approvals.go)
+//	loading → waiting              loadWaiting, for a log that ends in a parked batch
+//	waiting → running              resume (the last answer, an abort, an expiry)
+//	waiting → shrunk → waiting     shrink, restore
 //	… → handing over → evicted     handOver
 //	… → evicted                    evictIfEmpty (idle timeout, EvictIdle), evict (shutdown)
 

@@ -38,7 +38,7 @@ const script = `{
 }`
 
 type platform struct {
-	t    *testing.T
+	t    testing.TB
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	log  session.Log
@@ -48,7 +48,7 @@ type platform struct {
 
 // newPlatform provisions an embedded server and starts a toolrunner worker
 // serving the built-in tools.
-func newPlatform(t *testing.T) *platform {
+func newPlatform(t testing.TB) *platform {
 	t.Helper()
 	ctx := context.Background()
 	n := events.Names{}

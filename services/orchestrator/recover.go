@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -84,12 +85,23 @@ func (a *actor) recover(ctx context.Context) error {
 		}
 	}
 	if last >= 0 {
+		// A batch cut short while its answered calls ran: held results
+		// and refusals are its own, not the toolrunners' (approvals.go).
+		held, answers := batchRecords(path[last+1:])
 		for _, c := range unanswered(path[last:]) {
-			r := a.recoverCall(ctx, c)
-			if ctx.Err() != nil {
-				return ctx.Err()
+			var m events.Message
+			if h, ok := held[c.ID]; ok {
+				m = h
+			} else if ans, ok := answers[c.ID]; ok && ans.Decision != events.DecisionApprove {
+				m = events.Message{Role: events.RoleToolResult, ToolName: c.Name, IsError: true, Timestamp: time.Now().UnixMilli(),
+					Content: events.Content{Blocks: []events.Block{events.TextBlock(harness.Denial(c.Name, ans))}}}
+			} else {
+				r := a.recoverCall(ctx, c)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				m = r.ResultMessage(time.Now().UnixMilli())
 			}
-			m := r.ResultMessage(time.Now().UnixMilli())
 			m.ToolCallID = c.ID // the model's id, not the wire id
 			if _, err := a.st.Append(ctx, events.Entry{Type: events.EntryMessage, Message: &m}); err != nil {
 				return fmt.Errorf("record recovered result of %s: %w", c.ID, err)
@@ -99,6 +111,20 @@ func (a *actor) recover(ctx context.Context) error {
 	_, err = a.st.Append(ctx, events.Entry{Type: events.EntryTurnInterrupted,
 		Reason: "the orchestrator running this turn stopped before it finished; the turn was closed on recovery"})
 	return err
+}
+
+// batchRecords returns the held results and the answers among entries.
+func batchRecords(entries []events.Entry) (map[string]events.Message, map[string]events.Entry) {
+	held, answers := map[string]events.Message{}, map[string]events.Entry{}
+	for _, e := range entries {
+		switch {
+		case e.Type == events.EntryToolResultHeld && e.Message != nil:
+			held[e.ToolCallID] = *e.Message
+		case e.Type == events.EntryApprovalAnswered:
+			answers[e.ToolCallID] = e
+		}
+	}
+	return held, answers
 }
 
 // recoverCall finds or obtains the result of one unanswered call.

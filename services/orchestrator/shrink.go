@@ -21,7 +21,7 @@ import (
 // shrink drops what an idle session can rebuild, if nothing would be lost:
 // idle → shrunk.
 func (a *actor) shrink() {
-	if !a.is(lifecycle.Idle) || a.st == nil || a.h == nil || len(a.deferred) > 0 || !a.h.Disposable() {
+	if !(a.is(lifecycle.Idle) || a.is(lifecycle.Waiting)) || a.st == nil || a.h == nil || len(a.deferred) > 0 || !a.h.Disposable() {
 		return
 	}
 	a.cmds.Lock()
@@ -36,6 +36,7 @@ func (a *actor) shrink() {
 	a.cmds.applied = map[string]bool{} // rebuilt by restore
 	a.cmds.Unlock()
 	a.h = nil
+	a.shrunkWaiting = a.is(lifecycle.Waiting)
 	a.to(lifecycle.Shrunk)
 }
 
@@ -60,13 +61,18 @@ func (a *actor) restore(ctx context.Context) error {
 	if err := a.newHarness(ctx); err != nil {
 		return err
 	}
-	a.to(lifecycle.Idle)
+	if a.shrunkWaiting {
+		a.shrunkWaiting = false
+		a.to(lifecycle.Waiting)
+	} else {
+		a.to(lifecycle.Idle)
+	}
 	return nil
 }
 
 // armShrink starts the countdown to shrinking an idle session.
 func (a *actor) armShrink(t *time.Timer) {
-	if d := a.o.cfg.ShrinkAfter; d > 0 && a.is(lifecycle.Idle) && a.h != nil {
+	if d := a.o.cfg.ShrinkAfter; d > 0 && (a.is(lifecycle.Idle) || a.is(lifecycle.Waiting)) && a.h != nil {
 		t.Reset(d)
 	}
 }

@@ -179,6 +179,14 @@ func (st *store) deriveIDLocked(e *events.Entry) string {
 			return events.DeriveID("result", st.mu.calls[m.ToolCallID], m.ToolCallID)
 		}
 	}
+	switch e.Type {
+	case events.EntryApprovalRequested:
+		return events.DeriveID("approval", st.mu.calls[e.ToolCallID], e.ToolCallID)
+	case events.EntryApprovalAnswered: // one answer per call, whoever gives it
+		return events.DeriveID("answer", st.mu.calls[e.ToolCallID], e.ToolCallID)
+	case events.EntryToolResultHeld:
+		return events.DeriveID("held", st.mu.calls[e.ToolCallID], e.ToolCallID)
+	}
 	if e.CommandID != "" {
 		return events.DeriveID("cmd", e.CommandID, e.Type)
 	}

@@ -32,6 +32,7 @@ func (p *Projector) Handler() http.Handler {
 	mux.HandleFunc("/v1/sessions/{id}/entries", get(p.entries))
 	mux.HandleFunc("/v1/sessions/{id}/replay", get(p.replay))
 	mux.HandleFunc("/v1/audit/tool-calls", get(p.audit))
+	mux.HandleFunc("/v1/approvals", get(p.approvals))
 	mux.HandleFunc("/v1/usage", get(p.usage))
 	mux.HandleFunc("/v1/tenants/{tenant}/usage", get(p.usage))
 	mux.HandleFunc(PathRebuild, p.rebuildRoute)
@@ -232,6 +233,44 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 			ToolCalls  []ToolCall `json:"toolCalls"`
 			NextCursor string     `json:"nextCursor,omitempty"`
 		}{calls, next}, err
+	})
+}
+
+// approvals lists the caller's tenant's approval requests and their
+// answers (DESIGN §11), oldest first.
+func (p *Projector) approvals(w http.ResponseWriter, r *http.Request) error {
+	q := parseParams(r.URL.RawQuery, "status", "session", "tool", "since", "until", "limit", "cursor")
+	f := store.ApprovalFilter{
+		Status:  q.oneOf("status", "", store.ApprovalPending, store.ApprovalApproved, store.ApprovalDenied, store.ApprovalExpired, store.ApprovalAborted),
+		Session: q.nonEmpty("session"),
+		Tool:    q.nonEmpty("tool"),
+		Since:   q.time("since"),
+		Until:   q.time("until"),
+		Limit:   q.intRange("limit", DefaultAuditLimit, 1, MaxAuditLimit),
+		Cursor:  q.nonEmpty("cursor"),
+	}
+	if f.Session != "" && events.ValidateSessionID(f.Session) != nil {
+		q.fail("session", "%v", events.ValidateSessionID(f.Session))
+	}
+	if f.Tool != "" && events.ValidateToolName("tool", f.Tool) != nil {
+		q.fail("tool", "%v", events.ValidateToolName("tool", f.Tool))
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		q.fail("until", "must be after since (%s), got %s", q.str("since"), q.str("until"))
+	}
+	if q.err != nil {
+		return q.err
+	}
+	var err error
+	if f.Tenant, err = tenantOf(r); err != nil {
+		return err
+	}
+	return p.answer(w, r, func(db *store.DB) (any, error) {
+		list, next, err := db.Approvals(f)
+		return struct {
+			Approvals  []Approval `json:"approvals"`
+			NextCursor string     `json:"nextCursor,omitempty"`
+		}{list, next}, err
 	})
 }
 

@@ -12,12 +12,14 @@ type (
 	ToolCall = store.ToolCall
 	Usage    = store.Usage
 	Digest   = store.Digest
+	Approval = store.Approval
 )
 
 // Session statuses and tool-call outcomes.
 const (
 	StatusIdle         = store.StatusIdle
 	StatusRunning      = store.StatusRunning
+	StatusWaiting      = store.StatusWaiting
 	OutcomePending     = store.OutcomePending
 	OutcomeOK          = store.OutcomeOK
 	OutcomeError       = store.OutcomeError

@@ -80,6 +80,12 @@ type Config struct {
 	// use). nil = a private one.
 	Validator *tool.Validator
 	Logger    *slog.Logger // nil = discard
+
+	// Approval says whether a tool call waits for a person's answer
+	// (agent.Config.Approval; approval.go); nil = no call waits.
+	// ApprovalExpiresAt gives a new request its expiry ("" = none).
+	Approval          func(toolName, hookApproval string) bool
+	ApprovalExpiresAt func() string
 }
 
 // RetryPolicy is the automatic retry of transient provider failures.

@@ -22,17 +22,25 @@ var errAborted = errors.New("aborted")
 // fails with ErrBusy, changing nothing, unless the harness is idle.
 // Cancelling ctx aborts the run like Abort, without clearing the queues.
 func (h *Harness) Prompt(ctx context.Context, msgs ...events.Message) error {
-	return h.start(ctx, msgs, false)
+	return h.start(ctx, msgs, modePrompt)
 }
+
+// How a run starts.
+const (
+	modePrompt   = iota // with new messages
+	modeContinue        // from the context as it is
+	modeResume          // from a parked batch, answered
+)
 
 // Continue runs the agent from the session's context as it is, without a
 // new message: after a recovery, or to retry by hand. The context must end
 // with a user message or a tool result (agent.ErrNothingToContinue).
 func (h *Harness) Continue(ctx context.Context) error {
-	return h.start(ctx, nil, true)
+	return h.start(ctx, nil, modeContinue)
 }
 
-func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (err error) {
+func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (err error) {
+	cont := mode != modePrompt
 	ctx, span := h.startPrompt(ctx, cont)
 	defer func() { endPrompt(span, err) }()
 	if !cont && len(msgs) == 0 {
@@ -84,7 +92,18 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	if err != nil {
 		return err
 	}
-	if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
+	var wait *Wait
+	if mode == modeResume {
+		// The parked calls have no results yet, and must not get the
+		// interrupted ones: read the batch from the log.
+		_, path, err := h.cfg.Session.Path(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("harness: read session: %w", err)
+		}
+		if wait = WaitOf(path); wait == nil || len(wait.Pending()) > 0 {
+			return ErrNotWaiting
+		}
+	} else if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
 		return err
 	}
 	// Next-turn messages leave their queue only now that nothing before
@@ -104,10 +123,24 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, cont bool) (
 	}
 	cfg := h.loopConfig(s)
 	c := &agent.Context{SystemPrompt: system, Messages: msgsCtx, Tools: s.tools}
-	if cont {
+	switch mode {
+	case modeResume:
+		_, err = agent.Resume(runCtx, &cfg, c, wait.batch())
+	case modeContinue:
 		_, err = agent.Continue(runCtx, &cfg, c)
-	} else {
+	default:
 		_, err = agent.Run(runCtx, &cfg, c, prompts)
+	}
+	var parked *agent.ParkedError
+	if errors.As(err, &parked) && h.run.writeErr == nil {
+		if perr := h.park(ctx, parked); perr != nil {
+			h.run.writeErr = perr
+		} else {
+			err = fmt.Errorf("%w: %w", ErrWaiting, parked)
+		}
+		h.mu.Lock()
+		h.mu.stale = true // the context lacks the batch's results: read it again
+		h.mu.Unlock()
 	}
 	h.mu.Lock()
 	h.mu.messages = c.Messages
@@ -164,6 +197,8 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 		FollowUp:      h.takeFollowUp,
 		SavePoint:     h.savePoint,
 		Recover:       h.recover,
+		Approval:      h.approval(),
+		Parked:        h.onParked,
 	}
 }
 

@@ -12,7 +12,8 @@
 //
 // Each event has its own reduction, applied by its emit function: [Context]
 // chains, [BeforeProviderRequest] patches, [BeforeAgentStart] collects and
-// chains, [ToolCall] stops at the first block, [ToolResult] patches in a
+// chains, [DecideToolCall] stops at the first block or deny and otherwise
+// reduces the approvals (any ask, else any allow, else no opinion), [ToolResult] patches in a
 // chain, [SessionBeforeCompact] and [SessionBeforeTree] stop at the first
 // cancel, [NextTurn] chains and may stop the run.
 //

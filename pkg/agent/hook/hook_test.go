@@ -244,3 +244,37 @@ func TestRemoteBadAnswer(t *testing.T) {
 		t.Fatalf("unknown hook: %v", err)
 	}
 }
+
+func TestDecideToolCallReducesApprovals(t *testing.T) {
+	cases := []struct {
+		name      string
+		answers   []string
+		approval  string
+		block     bool
+		reasonHas string
+	}{
+		{"none", []string{"", ""}, "", false, ""},
+		{"allow", []string{"", "allow"}, "allow", false, ""},
+		{"ask beats allow", []string{"allow", "ask", "allow"}, "ask", false, ""},
+		{"deny beats ask", []string{"ask", "deny", "allow"}, "", true, "no writes"},
+		{"garbage blocks", []string{"allow", "maybe"}, "", true, `"maybe"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := hook.New(nil)
+			for _, a := range tc.answers {
+				hook.On(r, func(context.Context, hook.ToolCallEvent) (hook.ToolCallResult, error) {
+					return hook.ToolCallResult{Approval: a, Reason: "no writes"}, nil
+				})
+			}
+			d := hook.DecideToolCall(context.Background(), r, hook.ToolCallEvent{ToolName: "write"})
+			if d.Approval != tc.approval || d.Block != tc.block || !strings.Contains(d.Reason, tc.reasonHas) {
+				t.Fatalf("decision = %+v, want approval %q block %v reason with %q", d, tc.approval, tc.block, tc.reasonHas)
+			}
+		})
+	}
+	var res hook.ToolCallResult
+	if err := json.Unmarshal([]byte(`{"approval":"ask"}`), &res); err != nil || res.Approval != hook.ApprovalAsk {
+		t.Fatalf("the wire name of Approval: %+v %v", res, err)
+	}
+}

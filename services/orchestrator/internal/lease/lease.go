@@ -12,10 +12,23 @@
 // # Guarantees
 //
 // A lease key has at most one holder at any revision, so two live instances
-// never both believe they hold a partition after their next renewal. Between
-// renewals beliefs can overlap for up to one TTL (a paused process): leases
-// decide who should work, and the session log's optimistic concurrency keeps
-// the work safe when they are wrong.
+// never both believe they hold a partition after their next renewal.
+//
+// Self-fencing: a lease is valid until the moment its last successful write
+// (create or renewal) was sent plus the TTL minus a margin of TTL/8. The
+// server stamps the key no earlier than that send, so the key cannot expire,
+// and no other instance can create it, before the local deadline passes. A
+// holder whose renewals fail or hang gives the lease up (Lost) when its
+// deadline passes, before another can hold it: every KV call is bounded by
+// the earliest deadline of the leases held, and Run checks the deadlines
+// whenever it wakes. What fencing cannot stop is a write already under way
+// in a process frozen past its deadline (SIGSTOP, docker pause): its actors
+// resume at the same instant as its lease loop. The session log's optimistic
+// concurrency keeps the work safe then, and Overlaps counts the leases given
+// up later than their deadline, the only moments two holders could overlap.
+//
+// The TTL is at least one second ([MinTTL]), so the margin covers the
+// scheduling and clock-reading delays of a loaded machine.
 //
 // # Concurrency
 //
@@ -32,17 +45,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// MinTTL is the shortest lease TTL New accepts.
+const MinTTL = time.Second
 
 // Config configures a Manager.
 type Config struct {
 	KV         jetstream.KeyValue // bucket with MaxAge = TTL (provision.LeasesBucket)
 	Instance   string             // unique per process, a valid KV key token
 	Partitions int                // number of partitions, the same for every instance
-	TTL        time.Duration      // lease lifetime; renewals every TTL/3
+	TTL        time.Duration      // lease lifetime, at least MinTTL; renewals every TTL/3
 	Logger     *slog.Logger
 
 	Acquired func(p int) // this instance now holds p
@@ -52,7 +69,16 @@ type Config struct {
 // Manager holds this instance's share of the partitions.
 type Manager struct {
 	cfg  Config
-	held map[int]uint64 // partition → revision of our lease key
+	held map[int]held
+	now  func() time.Time // the clock; tests move it
+
+	overlaps atomic.Int64
+}
+
+// held is one lease this instance holds.
+type held struct {
+	rev   uint64    // revision of our lease key
+	valid time.Time // the self-fencing deadline: give it up by then
 }
 
 // New returns a Manager; Run starts it.
@@ -64,8 +90,8 @@ func New(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("lease: instance %q must be a non-empty KV key token", cfg.Instance)
 	case cfg.Partitions <= 0:
 		return nil, fmt.Errorf("lease: partitions must be positive, got %d", cfg.Partitions)
-	case cfg.TTL < 300*time.Millisecond:
-		return nil, fmt.Errorf("lease: TTL %s is too short (min 300ms)", cfg.TTL)
+	case cfg.TTL < MinTTL:
+		return nil, fmt.Errorf("lease: TTL %s is too short (min %s)", cfg.TTL, MinTTL)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -76,7 +102,56 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Lost == nil {
 		cfg.Lost = func(int) {}
 	}
-	return &Manager{cfg: cfg, held: map[int]uint64{}}, nil
+	return &Manager{cfg: cfg, held: map[int]held{}, now: time.Now}, nil
+}
+
+// Overlaps returns how many leases were given up after their self-fencing
+// deadline had passed (the process was frozen, or its clock jumped): each
+// is a window in which another instance may have held the partition too.
+// Safe for concurrent use.
+func (m *Manager) Overlaps() int64 { return m.overlaps.Load() }
+
+// margin is how long before the key could expire a lease is given up.
+func (m *Manager) margin() time.Duration { return m.cfg.TTL / 8 }
+
+// fence gives up every lease whose deadline has passed, and returns the
+// earliest deadline of those left (zero when none is held).
+func (m *Manager) fence() time.Time {
+	now := m.now()
+	var next time.Time
+	for _, p := range m.Held() {
+		h := m.held[p]
+		if now.Before(h.valid) {
+			if next.IsZero() || h.valid.Before(next) {
+				next = h.valid
+			}
+			continue
+		}
+		late := now.Sub(h.valid)
+		if late > m.margin() {
+			// Past the key's possible expiry, not only past the margin.
+			m.overlaps.Add(1)
+		}
+		m.cfg.Logger.Warn("lease fenced: renewal overdue", "partition", p, "late", late.String(), "overlap", late > m.margin())
+		delete(m.held, p)
+		m.cfg.Lost(p)
+	}
+	return next
+}
+
+// bounded returns ctx limited to the earliest lease deadline: a KV call
+// that hangs (a NATS leader election, a partition) must not outlive a lease.
+func (m *Manager) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	var next time.Time
+	for _, h := range m.held {
+		if next.IsZero() || h.valid.Before(next) {
+			next = h.valid
+		}
+	}
+	if next.IsZero() {
+		return context.WithTimeout(ctx, m.cfg.TTL)
+	}
+	return context.WithDeadline(ctx, next)
 }
 
 // Run keeps membership and leases until ctx is cancelled, then releases what
@@ -84,22 +159,33 @@ func New(cfg Config) (*Manager, error) {
 func (m *Manager) Run(ctx context.Context) error {
 	tick := time.NewTicker(m.cfg.TTL / 3)
 	defer tick.Stop()
+	fenceT := time.NewTimer(time.Hour)
+	defer fenceT.Stop()
 	for {
+		m.fence()
 		if err := m.round(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("lease round failed", "err", err)
 		}
+		next := m.fence()
+		if next.IsZero() {
+			next = m.now().Add(time.Hour)
+		}
+		fenceT.Reset(max(0, next.Sub(m.now())))
 		select {
 		case <-ctx.Done():
 			m.releaseAll()
 			return nil
 		case <-tick.C:
+		case <-fenceT.C:
 		}
 	}
 }
 
 // round renews membership, reads the members and moves leases toward the
 // rendezvous assignment.
-func (m *Manager) round(ctx context.Context) error {
+func (m *Manager) round(parent context.Context) error {
+	ctx, cancel := m.bounded(parent)
+	defer cancel()
 	if _, err := m.cfg.KV.Put(ctx, memberKey(m.cfg.Instance), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
 		return fmt.Errorf("renew membership: %w", err)
 	}
@@ -109,28 +195,33 @@ func (m *Manager) round(ctx context.Context) error {
 	}
 	for p := 0; p < m.cfg.Partitions; p++ {
 		want := owner(p, members) == m.cfg.Instance
-		rev, holding := m.held[p]
+		h, holding := m.held[p]
 		switch {
 		case holding && !want:
-			m.release(ctx, p, rev)
+			m.release(ctx, p, h.rev)
 		case holding:
-			nrev, err := m.cfg.KV.Update(ctx, partitionKey(p), []byte(m.cfg.Instance), rev)
+			sent := m.now()
+			nrev, err := m.cfg.KV.Update(ctx, partitionKey(p), []byte(m.cfg.Instance), h.rev)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil
+					return nil // a deadline or shutdown: fence decides
 				}
 				m.cfg.Logger.Warn("lease lost", "partition", p, "err", err)
 				delete(m.held, p)
 				m.cfg.Lost(p)
 				continue
 			}
-			m.held[p] = nrev
+			m.held[p] = held{rev: nrev, valid: sent.Add(m.cfg.TTL - m.margin())}
 		case want:
+			sent := m.now()
 			rev, err := m.cfg.KV.Create(ctx, partitionKey(p), []byte(m.cfg.Instance))
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				continue // still held by its previous owner until released or expired
 			}
-			m.held[p] = rev
+			m.held[p] = held{rev: rev, valid: sent.Add(m.cfg.TTL - m.margin())}
 			m.cfg.Acquired(p)
 		}
 	}
@@ -156,6 +247,11 @@ func (m *Manager) members(ctx context.Context) ([]string, error) {
 }
 
 func (m *Manager) release(ctx context.Context, p int, rev uint64) {
+	if h, ok := m.held[p]; ok && !m.now().Before(h.valid) {
+		// Past its deadline: the key may be another's now; fence counts it.
+		m.fence()
+		return
+	}
 	delete(m.held, p)
 	m.cfg.Lost(p)
 	if err := m.cfg.KV.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev)); err != nil {
@@ -173,7 +269,7 @@ func (m *Manager) releaseAll() {
 	}
 	slices.Sort(ps)
 	for _, p := range ps {
-		m.release(ctx, p, m.held[p])
+		m.release(ctx, p, m.held[p].rev)
 	}
 	_ = m.cfg.KV.Delete(ctx, memberKey(m.cfg.Instance))
 }

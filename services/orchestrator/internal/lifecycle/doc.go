@@ -17,10 +17,12 @@
 //   - settling: the run is returning: its agent_end went out, or the actor
 //     aborted it. A command taken now waits for the run to return and finds
 //     the session idle, as a client sending it upon agent_end expects.
-//   - waiting: reserved for approvals (DESIGN §11: a run waits for a
-//     decision on a tool call). No transition enters it yet; the approvals
-//     work adds running → waiting → running, and waiting → settling,
-//     handing over, evicted.
+//   - waiting: a run's batch waits for approvals (DESIGN §11): the run
+//     returned with calls parked, and only their answers are missing. It
+//     holds what idle holds (no run goroutine); it may shrink, and, when
+//     no request of it expires, be evicted. The last answer starts the
+//     run again (running) from the batch; a load or a restore of a
+//     session whose log ends in such a batch lands here.
 //   - shrunk: idle, holding only the session's stored records (shrink.go);
 //     the next mailbox item restores it first.
 //   - handing over: the actor can no longer serve the session (another
@@ -39,23 +41,26 @@
 //	   │ recover     run  │ │ └─────────────────┐
 //	   │                  ▼ │ returned          │ returned
 //	   └─────────────▶ running ──────────────▶ settling
-//	                      ╎   agent_end, abort
-//	                  (waiting: reserved)
+//	                    ▲ │   agent_end, abort
+//	         last answer│ │ parked
+//	                    │ ▼
+//	                  waiting ◀──────────▶ shrunk (shrink, restored)
+//	loading ──────────▶ waiting   (the log ends in a parked batch)
 //
-//	loading, idle, shrunk, running, settling ──▶ handing over ──▶ evicted
-//	loading, idle, shrunk, running, settling ──────────────────▶ evicted
+//	loading, idle, shrunk, running, settling, waiting ──▶ handing over ──▶ evicted
+//	loading, idle, shrunk, running, settling, waiting ──────────────────▶ evicted
 //
 // # Transitions
 //
 // The table, one line per state with the states it may move to; a test
 // checks that these lines are the table.
 //
-//	loading      → idle, running, handing over, evicted
+//	loading      → idle, running, waiting, handing over, evicted
 //	idle         → running, shrunk, handing over, evicted
-//	running      → settling, idle, handing over, evicted
+//	running      → settling, idle, waiting, handing over, evicted
 //	settling     → idle, handing over, evicted
-//	waiting      →
-//	shrunk       → idle, handing over, evicted
+//	waiting      → running, shrunk, handing over, evicted
+//	shrunk       → idle, waiting, handing over, evicted
 //	handing over → evicted
 //	evicted      →
 //

@@ -14,7 +14,7 @@ const (
 	Idle
 	Running
 	Settling
-	Waiting // reserved for approvals: no transition enters it yet
+	Waiting // a run's batch waits for approvals (DESIGN §11)
 	Shrunk
 	HandingOver
 	Evicted
@@ -38,12 +38,12 @@ func (s State) Busy() bool { return s == Running || s == Settling || s == Waitin
 // edges is the transition table: edges[from] lists the states from may
 // move to. The package doc shows the same lines (a test checks it).
 var edges = [numStates][]State{
-	Loading:     {Idle, Running, HandingOver, Evicted},
+	Loading:     {Idle, Running, Waiting, HandingOver, Evicted},
 	Idle:        {Running, Shrunk, HandingOver, Evicted},
-	Running:     {Settling, Idle, HandingOver, Evicted},
+	Running:     {Settling, Idle, Waiting, HandingOver, Evicted},
 	Settling:    {Idle, HandingOver, Evicted},
-	Waiting:     {},
-	Shrunk:      {Idle, HandingOver, Evicted},
+	Waiting:     {Running, Shrunk, HandingOver, Evicted},
+	Shrunk:      {Idle, Waiting, HandingOver, Evicted},
 	HandingOver: {Evicted},
 	Evicted:     {},
 }

@@ -67,6 +67,11 @@ func (w *Writer) project(seq uint64, sid events.SessionRef, e *events.Entry, dat
 		s.ThinkingLevel = e.ThinkingLevel
 	case events.EntrySessionInfo:
 		s.Name = e.Name
+	case events.EntryApprovalRequested:
+		s.Status = StatusWaiting
+		return w.approvalRequested(sid, e, ms)
+	case events.EntryApprovalAnswered:
+		return w.approvalAnswered(sid, e)
 	case events.EntryTurnInterrupted:
 		s.Status, s.awaitCompaction = StatusIdle, false
 		return w.interrupt(s, e.Timestamp, ms)

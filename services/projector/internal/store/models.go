@@ -6,6 +6,7 @@ import "github.com/cairn-agents/cairn/pkg/events"
 const (
 	StatusIdle    = "idle"
 	StatusRunning = "running"
+	StatusWaiting = "waiting" // a batch waits for approvals (DESIGN §11)
 )
 
 // Tool-call outcomes.

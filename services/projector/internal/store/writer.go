@@ -28,6 +28,9 @@ type Writer struct {
 	usage map[string]*Usage // usage rows changed in this batch
 	uread map[string]*Usage // committed usage rows, to skip reading them again
 
+	apprs     map[string]*approvalState // approvals changed in this batch
+	apprCalls map[string]string         // call keys → request entry ids, this batch
+
 	record func(repr []byte) // see SetRecorder
 	buf    []byte            // scratch for keys and values
 	flight *inflight         // the batch CommitAsync left committing, or nil
@@ -52,7 +55,8 @@ func (d *DB) NewWriter() (*Writer, error) {
 	}
 	w := &Writer{d: d, applied: applied, last: applied,
 		sums: map[events.SessionRef]*sumState{}, cache: map[events.SessionRef]*sumState{}, open: map[string]*callState{}, calls: map[string]*callState{},
-		usage: map[string]*Usage{}, uread: map[string]*Usage{}}
+		usage: map[string]*Usage{}, uread: map[string]*Usage{},
+		apprs: map[string]*approvalState{}, apprCalls: map[string]string{}}
 	w.b = d.db.NewBatch()
 	return w, nil
 }
@@ -89,6 +93,8 @@ func (w *Writer) reset() {
 		w.uread[k] = u
 	}
 	clear(w.usage)
+	clear(w.apprs)
+	clear(w.apprCalls)
 }
 
 // Applied is the sequence of the last entry committed.
@@ -259,6 +265,9 @@ func (w *Writer) prepare() error {
 		if err := w.setJSON(k, u); err != nil {
 			return err
 		}
+	}
+	if err := w.prepareApprovals(); err != nil {
+		return err
 	}
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], w.last)
