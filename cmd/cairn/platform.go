@@ -223,8 +223,11 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// One instance, nothing to fail over to: the default TTL, since a short
+	// one only makes an overdue renewal on a loaded machine fence the only
+	// orchestrator (internal/lease) and abort its runs.
 	orch, err := orchestrator.New(orchestrator.Config{Conn: nc, Log: sessionLog, Models: models, DefaultModel: cfg.Model,
-		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: 2 * time.Second,
+		WorkspaceRoot: cfg.WorkspaceRoot, Logger: log.With("service", "orchestrator"), Instance: "embedded", LeaseTTL: provision.DefaultLeaseTTL,
 		Registerer: reg, NoExtensions: cfg.NoExtensions})
 	if err != nil {
 		return fail(err)
