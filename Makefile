@@ -21,14 +21,14 @@ test-deps: ## install what the tests need beyond Go: Debian's chromium for the c
 unit: ## run the unit tests (every package) with the race detector
 	$(GO) test -race -count=1 $(PKGS)
 
-check: ## gofmt, go vet and staticcheck (also the cluster and live tags), errcheck, errorlint, go mod tidy, import boundaries, commit subjects
+check: ## gofmt, go vet and staticcheck (also the cluster, live and compose tags), errcheck, errorlint, go mod tidy, import boundaries, commit subjects
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags cluster,live $(PKGS)
+	$(GO) vet -tags cluster,live,compose $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
-	@tagged=$$(grep -rlE --include='*.go' '^//go:build .*(cluster|live)' . | xargs -r -n1 dirname | sort -u); \
-		if [ -n "$$tagged" ]; then echo "staticcheck -tags cluster,live $$tagged"; $(GO) tool staticcheck -tags cluster,live $$tagged; fi
+	@tagged=$$(grep -rlE --include='*.go' '^//go:build .*(cluster|live|compose)' . | xargs -r -n1 dirname | sort -u); \
+		if [ -n "$$tagged" ]; then echo "staticcheck -tags cluster,live,compose $$tagged"; $(GO) tool staticcheck -tags cluster,live,compose $$tagged; fi
 	$(GO) tool errcheck -exclude .ci/errcheck-excludes $(PKGS)
 	$(GO) tool go-errorlint $(PKGS)
 	@cp go.mod /tmp/cairn-go.mod.bak; cp go.sum /tmp/cairn-go.sum.bak; \

@@ -42,6 +42,7 @@ type platformConfig struct {
 	Model         string // default model of new sessions
 	SyncAlways    bool
 	Sandbox       sandbox.Level    // of the embedded toolrunner; zero: required
+	SandboxPolicy sandbox.Policy   // of the embedded toolrunner; zero: no network
 	MCP           []mcptool.Server // served by the embedded toolrunner
 	NoExtensions  bool             // the orchestrator calls no extension (docs/extensions.md)
 	Logger        *slog.Logger
@@ -212,7 +213,8 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox, MCP: cfg.MCP})
+		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox,
+		SandboxPolicy: cfg.SandboxPolicy, MCP: cfg.MCP})
 	if err != nil {
 		return fail(err)
 	}

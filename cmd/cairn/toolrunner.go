@@ -56,6 +56,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	mcpf := addMCPFlags(c)
 	allowPorts := f.String("sandbox-allow-ports", envOr("CAIRN_SANDBOX_ALLOW_PORTS", ""),
 		"TCP ports tool calls may connect to, comma-separated (env CAIRN_SANDBOX_ALLOW_PORTS; default none: no network)")
+	allowHosts := addAllowHostsFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		level, err := sandbox.ParseLevel(*sandboxLevel)
 		if err != nil {
@@ -64,6 +65,13 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		ports, err := parsePorts(*allowPorts)
 		if err != nil {
 			return usagef("--sandbox-allow-ports: %v", err)
+		}
+		hosts, err := sandbox.ParseAllowHosts(*allowHosts)
+		if err != nil {
+			return usagef("--sandbox-allow-hosts: %v", err)
+		}
+		if len(ports) > 0 && len(hosts) > 0 {
+			return usagef("--sandbox-allow-ports and --sandbox-allow-hosts exclude each other: give ports as host:port in --sandbox-allow-hosts")
 		}
 		mcps, err := mcpf.parse()
 		if err != nil {
@@ -78,7 +86,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
-			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports}, MCP: mcps}
+			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports, AllowHosts: hosts}, MCP: mcps}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}
@@ -111,6 +119,13 @@ func envInt(key string, def int) int {
 func addSandboxFlag(c *cobra.Command) *string {
 	return c.Flags().String("sandbox", envOr("CAIRN_SANDBOX", "required"),
 		"confinement of tool calls: required, best-effort or off (env CAIRN_SANDBOX)")
+}
+
+// addAllowHostsFlag adds --sandbox-allow-hosts (env CAIRN_SANDBOX_ALLOW_HOSTS) to c.
+func addAllowHostsFlag(c *cobra.Command) *string {
+	return c.Flags().String("sandbox-allow-hosts", envOr("CAIRN_SANDBOX_ALLOW_HOSTS", ""),
+		"host[:port] tool calls may reach through the sandbox's proxy, comma-separated; no port: 80 and 443; no wildcards "+
+			"(env CAIRN_SANDBOX_ALLOW_HOSTS; default none: no network; docs/security.md)")
 }
 
 // splitList reads a comma-separated list, leaving out empty items.

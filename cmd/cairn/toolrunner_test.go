@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,25 @@ func TestToolrunnerCommandRestrictsItsPoolToTenants(t *testing.T) {
 	}
 	if !bytes.Contains(stderr.Bytes(), []byte("tenants[1]")) {
 		t.Errorf("stderr = %q, want it to name tenants[1]", stderr.String())
+	}
+}
+
+// --sandbox-allow-hosts refuses an entry it cannot honour, naming it, on
+// both commands that run a toolrunner.
+func TestSandboxAllowHostsFlagRefusesBadEntries(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"toolrunner", "--nats", "nats://127.0.0.1:1", "--workspace-root", t.TempDir(), "--sandbox-allow-hosts", "*.example.com"},
+			`--sandbox-allow-hosts: allowHosts entry "*.example.com": wildcards are not supported`},
+		{[]string{"toolrunner", "--nats", "nats://127.0.0.1:1", "--workspace-root", t.TempDir(), "--sandbox-allow-hosts", "example.com",
+			"--sandbox-allow-ports", "443"}, "exclude each other"},
+		{[]string{"up", "--data", t.TempDir(), "--sandbox-allow-hosts", "https://example.com"}, "without scheme"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), c.args, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
 	}
 }

@@ -24,6 +24,7 @@ func newUpCmd(e *env) *cobra.Command {
 	model := c.Flags().String("model", envOr("CAIRN_MODEL", "scripted/demo"), "default model of new sessions, provider/model (env CAIRN_MODEL)")
 	sync := c.Flags().Bool("sync", false, "fsync every write (survives a lost machine, about 10x slower)")
 	sandboxLevel := addSandboxFlag(c)
+	allowHosts := addAllowHostsFlag(c)
 	mcpf := addMCPFlags(c)
 	noExt := addNoExtensionsFlag(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -35,13 +36,18 @@ func newUpCmd(e *env) *cobra.Command {
 		if err != nil {
 			return usagef("--sandbox: %v", err)
 		}
+		hosts, err := sandbox.ParseAllowHosts(*allowHosts)
+		if err != nil {
+			return usagef("--sandbox-allow-hosts: %v", err)
+		}
 		abs, err := filepath.Abs(*data)
 		if err != nil {
 			return err
 		}
 		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
-			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level, MCP: mcps, NoExtensions: *noExt, Logger: log})
+			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level,
+			SandboxPolicy: sandbox.Policy{AllowHosts: hosts}, MCP: mcps, NoExtensions: *noExt, Logger: log})
 		if err != nil {
 			return err
 		}

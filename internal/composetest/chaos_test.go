@@ -259,8 +259,6 @@ type faults struct {
 	mu      sync.Mutex
 	count   map[string]int
 	longest map[string]time.Duration // longest unavailability seen by a probe during a fault of that kind
-	paused  []string
-	cut     []string
 }
 
 func newFaults(t *testing.T, c *compose) *faults {

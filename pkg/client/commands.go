@@ -26,7 +26,7 @@ type Command struct {
 	// Text and Images: prompt, steer, follow_up.
 	Text   string
 	Images []events.Image
-	// WhenBusy: prompt only; what to do when the agent is running
+	// WhenBusy: prompt, skill and prompt_template; what to do when the agent is running
 	// (events.BusyReject, the default; BusySteer; BusyFollowUp; BusyInterrupt).
 	WhenBusy events.BusyPolicy
 
@@ -45,6 +45,10 @@ type Command struct {
 	Tools []string
 	// Label: label ("" clears the entry's label).
 	Label string
+	// Name: skill and prompt_template, the tenant's resource to run; Args:
+	// prompt_template's arguments ($1, $@). A skill's arguments are Text.
+	Name string
+	Args []string
 
 	// ToolCallID: approve and deny, the call answered; Arguments: approve's
 	// edited arguments (a JSON object, checked against the tool's schema);
@@ -117,6 +121,16 @@ func Label(entryID, label string) Command {
 	return Command{Type: events.CmdLabel, EntryID: &entryID, Label: label}
 }
 
+// Skill runs the tenant's skill name as pi's /skill:NAME TEXT does (text
+// may be ""); it takes a prompt's WhenBusy.
+func Skill(name, text string) Command { return Command{Type: events.CmdSkill, Name: name, Text: text} }
+
+// PromptTemplate runs the tenant's prompt template name with args; it
+// takes a prompt's WhenBusy.
+func PromptTemplate(name string, args ...string) Command {
+	return Command{Type: events.CmdPromptTemplate, Name: name, Args: args}
+}
+
 // MarshalJSON writes the command as the API takes it: the fields set, and
 // navigate's entryId always (null: before the first entry).
 func (c Command) MarshalJSON() ([]byte, error) {
@@ -133,6 +147,10 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	set("model", c.Model)
 	set("level", c.Level)
 	set("label", c.Label)
+	set("name", c.Name)
+	if len(c.Args) > 0 {
+		m["args"] = c.Args
+	}
 	set("toolCallId", c.ToolCallID)
 	set("reason", c.Reason)
 	if c.Arguments != nil {

@@ -157,7 +157,7 @@ func TestRequestsMatchTheOpenAPIDocument(t *testing.T) {
 		{ID: "x", Type: events.CmdPrompt, Text: "t", Images: []events.Image{{Data: "AA==", MimeType: "image/png"}}, WhenBusy: events.BusySteer},
 		client.Steer("t"), client.FollowUp("t"), client.Abort(), client.Navigate(nil),
 		{Type: events.CmdNavigate, EntryID: &id, Summarize: true, Instructions: "i"},
-		client.Compact("i"), client.SetModel("a/b"), client.SetThinkingLevel("low"), client.SetTools(), client.Label("e1", "l"),
+		client.Compact("i"), client.SetModel("a/b"), client.SetThinkingLevel("low"), client.SetTools(), client.Label("e1", "l"), client.Skill("pdf", "a.pdf"), client.PromptTemplate("review", "x", "y"),
 	} {
 		data, err := json.Marshal(c)
 		if err != nil {

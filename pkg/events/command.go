@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
@@ -21,6 +22,8 @@ const (
 	CmdSetThinkingLevel = "set_thinking_level"
 	CmdSetTools         = "set_tools"
 	CmdLabel            = "label"
+	CmdSkill            = "skill"           // run a skill of the tenant (DESIGN §13)
+	CmdPromptTemplate   = "prompt_template" // run a prompt template of the tenant
 )
 
 // BusyPolicy says what a prompt does when the session is running.
@@ -56,10 +59,15 @@ type Command struct {
 	Tools        []string `json:"tools,omitempty"` // also set_tools
 	Workspace    string   `json:"workspace,omitempty"`
 
-	// prompt, steer, follow_up
+	// prompt, steer, follow_up; skill (optional: the skill's arguments)
 	Text     string     `json:"text,omitempty"`
 	Images   []Image    `json:"images,omitempty"`
-	WhenBusy BusyPolicy `json:"whenBusy,omitempty"`
+	WhenBusy BusyPolicy `json:"whenBusy,omitempty"` // also skill, prompt_template
+
+	// skill, prompt_template: the resource's name; prompt_template: its
+	// arguments ($1, $@ …)
+	Name string   `json:"name,omitempty"`
+	Args []string `json:"args,omitempty"`
 
 	// navigate (EntryID nil = before the first entry), label
 	EntryID      *string `json:"entryId,omitempty"`
@@ -121,6 +129,10 @@ func (c Command) MarshalJSON() ([]byte, error) {
 		w.B = append(w.B, ']')
 	}
 	w.OptStr("whenBusy", string(c.WhenBusy))
+	w.OptStr("name", c.Name)
+	if len(c.Args) > 0 {
+		w.Strs("args", c.Args)
+	}
 	if c.EntryID != nil {
 		w.Str("entryId", *c.EntryID)
 	}
@@ -246,13 +258,28 @@ func (c *Command) validate(entryIDPresent bool) error {
 			}
 		}
 		if c.Type != CmdPrompt && c.WhenBusy != "" {
-			return fieldErr("whenBusy", "only applies to prompt")
+			return fieldErr("whenBusy", "only applies to prompt, skill and prompt_template")
 		}
-		switch c.WhenBusy {
-		case "", BusyReject, BusySteer, BusyFollowUp, BusyInterrupt:
-		default:
-			return fieldErr("whenBusy", "unknown policy %q (want reject, steer, follow_up or interrupt)", c.WhenBusy)
+		return validateBusy(c.WhenBusy)
+	case CmdSkill, CmdPromptTemplate:
+		if err := validateResourceName(c.Name); err != nil {
+			return err
 		}
+		if len(c.Images) > 0 {
+			return fieldErr("images", "only apply to prompt, steer and follow_up")
+		}
+		if c.Type == CmdSkill && len(c.Args) > 0 {
+			return fieldErr("args", "only applies to prompt_template (a skill takes text)")
+		}
+		if c.Type == CmdPromptTemplate && c.Text != "" {
+			return fieldErr("text", "does not apply to prompt_template (its arguments are args)")
+		}
+		for i, a := range c.Args {
+			if !utf8.ValidString(a) || strings.IndexByte(a, 0) >= 0 {
+				return fieldErr("args["+itoa(i)+"]", "must be UTF-8 text without NUL bytes")
+			}
+		}
+		return validateBusy(c.WhenBusy)
 	case CmdAbort:
 	case CmdNavigate:
 		if !entryIDPresent {
@@ -284,6 +311,35 @@ func (c *Command) validate(entryIDPresent bool) error {
 		return required("type")
 	default:
 		return fieldErr("type", "unknown command type %q", c.Type)
+	}
+	return nil
+}
+
+func validateBusy(p BusyPolicy) error {
+	switch p {
+	case "", BusyReject, BusySteer, BusyFollowUp, BusyInterrupt:
+		return nil
+	}
+	return fieldErr("whenBusy", "unknown policy %q (want reject, steer, follow_up or interrupt)", p)
+}
+
+// MaxResourceNameLength bounds the name of a skill or template command
+// (pkg/resources checks the name fully).
+const MaxResourceNameLength = 64
+
+// validateResourceName checks the name of a skill or template command as
+// far as both kinds' rules agree: 1-64 characters of A-Z a-z 0-9 _ -.
+func validateResourceName(name string) error {
+	if name == "" {
+		return required("name")
+	}
+	if len(name) > MaxResourceNameLength {
+		return fieldErr("name", "exceeds %d characters (%d)", MaxResourceNameLength, len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fieldErr("name", "%q may only hold A-Z a-z 0-9 _ -", name)
+		}
 	}
 	return nil
 }

@@ -131,7 +131,8 @@ var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, Rol
 var allBlockTypes = []string{BlockText, BlockImage, BlockThinking, BlockToolCall}
 
 var allCommandTypes = []string{CmdCreate, CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNavigate,
-	CmdCompact, CmdSetModel, CmdSetThinkingLevel, CmdSetTools, CmdLabel, CmdApprove, CmdDeny, CmdSetApprovals}
+	CmdCompact, CmdSetModel, CmdSetThinkingLevel, CmdSetTools, CmdLabel, CmdApprove, CmdDeny, CmdSetApprovals,
+	CmdSkill, CmdPromptTemplate}
 
 func exampleCommands() map[string]Command {
 	c := func(typ string) Command {
@@ -160,6 +161,10 @@ func exampleCommands() map[string]Command {
 			cmd.Tools = []string{"read"}
 		case CmdLabel:
 			cmd.EntryID, cmd.Label = ptr("a1b2c3d4"), "before-refactor"
+		case CmdSkill:
+			cmd.Name, cmd.Text, cmd.WhenBusy = "pdf", "Summarise report.pdf", BusySteer
+		case CmdPromptTemplate:
+			cmd.Name, cmd.Args = "review", []string{"main.go", "be strict"}
 		case CmdApprove:
 			cmd.ToolCallID, cmd.Arguments = "toolu_01", json.RawMessage(`{"command":"ls"}`)
 		case CmdDeny:

@@ -22,8 +22,13 @@
 // versions of each. A put is refused unless the text parses; a tenant's
 // calls reach only that tenant's keys.
 //
+// [Cache] is a copy of the whole bucket kept by one KV watch, for what
+// runs per turn: [Store.WatchCache] returns once it holds what was stored
+// when it started; afterwards it lags a put by the watch's delivery, and
+// [Cache.Sync] waits until it has seen a version.
+//
 // # Concurrency
 //
 // The parsers, expansion and rendering are pure (no I/O); they and [Store]
-// are safe for concurrent use. A put is last-writer-wins.
+// and [Cache] are safe for concurrent use. A put is last-writer-wins.
 package resources

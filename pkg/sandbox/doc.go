@@ -28,6 +28,13 @@
 //     zero, full, random, urandom; /proc only when it is the child's own.
 //     TCP (ABI 4): no bind, connect only to Policy.AllowPorts. Scopes (ABI
 //     6): no signals to and no abstract sockets of processes outside.
+//   - Allowed hosts (Policy.AllowHosts): the call keeps its own network
+//     namespace; its child brings up lo, listens on 127.0.0.1:[ProxyPort]
+//     and starts a bridge to a proxy in the toolrunner (a unix socket),
+//     which lets through CONNECT and absolute-URI HTTP requests to listed
+//     host:ports only, resolves names itself and refuses non-public
+//     addresses not listed literally. HTTPS_PROXY, HTTP_PROXY and ALL_PROXY
+//     name it; Landlock lets the call connect to that port only.
 //   - Limits: RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_AS (bash
 //     only; the Go file tools are ours), and a process count: a pids cgroup
 //     per bash call (pids.max) when the toolrunner runs as root with a

@@ -21,3 +21,11 @@ func WarmPIDs(s *Sandbox) []int {
 	}
 	return pids
 }
+
+// ProxySocket is the path of the allowed-hosts proxy's socket ("" without one).
+func ProxySocket(s *Sandbox) string {
+	if s.proxy == nil {
+		return ""
+	}
+	return s.proxy.ln.Addr().String()
+}

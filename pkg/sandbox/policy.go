@@ -15,6 +15,13 @@ type Policy struct {
 	// other port and every bind. Hosts are not filtered: a listed port is
 	// open on every host, and UDP is not restricted (Landlock ABI < 10).
 	AllowPorts []uint16
+	// AllowHosts are the hosts (and ports) a call may reach through the
+	// sandbox's proxy (see [ProxyPort]); the call keeps a network namespace
+	// of its own with no route out, and only the proxy, which runs outside
+	// it, connects on its behalf. A name must resolve to public addresses;
+	// a loopback, private or link-local target needs its IP literal listed.
+	// AllowHosts and AllowPorts exclude each other.
+	AllowHosts []AllowedHost
 	// ReadOnly are extra directories or files a call may read and execute
 	// (besides /usr, /bin, /lib*, /sbin, /opt and the few /etc files bash,
 	// python3 and git need).
@@ -59,6 +66,14 @@ func (p Policy) Validate() error {
 	for _, port := range p.AllowPorts {
 		if port == 0 {
 			return fmt.Errorf("sandbox policy: allowPorts: port 0 is not a port")
+		}
+	}
+	if len(p.AllowPorts) > 0 && len(p.AllowHosts) > 0 {
+		return fmt.Errorf("sandbox policy: allowPorts and allowHosts exclude each other (allowPorts shares the host network); give ports in allowHosts entries as host:port")
+	}
+	for _, h := range p.AllowHosts {
+		if got, err := parseAllowHost(h.String()); err != nil || got != h {
+			return fmt.Errorf("sandbox policy: allowHosts: %q is not a normalised host[:port] (use ParseAllowHosts)", h.String())
 		}
 	}
 	switch {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ErrUnavailable is matched by the error of [New] at level Required when the
@@ -28,7 +30,9 @@ type Sandbox struct {
 	cg       *cgroups // nil: no pids cgroup
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
-	pool     *pool          // children started ahead of bash calls; nil at Off
+	pool     *pool  // children started ahead of bash calls; nil at Off
+	proxy    *proxy // the allowed-hosts proxy; nil without AllowHosts
+	counter  *prometheus.CounterVec
 	cleanup  sync.WaitGroup // cgroup removals under way
 }
 
@@ -43,7 +47,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Sandbox{level: level, policy: policy.withDefaults(), log: log}
+	s := &Sandbox{level: level, policy: policy.withDefaults(), log: log, counter: newProxyCounter()}
 	if level == Off {
 		log.Warn("sandbox off: tool calls run unconfined, with every permission of the toolrunner (--sandbox off)")
 		return s, nil
@@ -73,6 +77,15 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: temp directory: %w", err)
 	}
 	s.tmpRoot = tmp
+	if len(s.policy.AllowHosts) > 0 {
+		if s.flags&syscall.CLONE_NEWNET == 0 {
+			log.Warn("sandbox best-effort: no network namespace, so no proxy to the allowed hosts: calls have no network")
+		} else if s.proxy, err = startProxy(filepath.Join(tmp, "proxy.sock"), s.policy.AllowHosts, s.counter, log); err != nil {
+			s.closeCgroups()
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
 	s.pool = newPool(s)
 	if len(s.missing) > 0 {
 		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
@@ -82,6 +95,11 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 	}
 	return s, nil
 }
+
+// Collector is the sandbox's metrics: cairn_sandbox_proxy_requests_total
+// by decision (allowed, refused), the requests of calls to the
+// allowed-hosts proxy.
+func (s *Sandbox) Collector() prometheus.Collector { return s.counter }
 
 // Level is the level the sandbox was made with.
 func (s *Sandbox) Level() Level { return s.level }
@@ -97,6 +115,9 @@ func (s *Sandbox) Missing() []string { return s.missing }
 func (s *Sandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
+	}
+	if s.proxy != nil {
+		s.proxy.close()
 	}
 	s.cleanup.Wait()
 	s.closeCgroups()
@@ -126,6 +147,10 @@ func (s *Sandbox) confineFor(forExec bool) child.Confine {
 	}
 	if forExec {
 		c.Rlimits.AS = p.Memory
+		if s.proxy != nil {
+			// Connect to the bridge only; nothing else is routable.
+			c.Proxy, c.ProxyPort, c.Ports = s.proxy.ln.Addr().String(), ProxyPort, []uint16{ProxyPort}
+		}
 	}
 	if !f.Root && f.UserNS {
 		c.Rlimits.NProc = p.Processes
@@ -166,6 +191,12 @@ func (s *Sandbox) prepare(req child.Request, forExec, cgroup bool) (child.Reques
 	req.Confine.HideRun = req.Confine.MountProc && !under("/run", req.Workspace) && !under("/run", tmp)
 	if forExec {
 		req.Env = cleanEnv(req.Workspace, tmp, req.Env)
+		if req.Confine.Proxy != "" {
+			u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+			for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"} {
+				req.Env = append(req.Env, k+"="+u)
+			}
+		}
 	}
 	release := func() { _ = os.RemoveAll(tmp) } // best effort: the root goes at Close
 	if cgroup {

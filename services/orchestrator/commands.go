@@ -57,6 +57,8 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 	switch cmd.Type {
 	case events.CmdPrompt:
 		a.prompt(ctx, c)
+	case events.CmdSkill, events.CmdPromptTemplate:
+		a.runResource(ctx, c) // resources.go
 	case events.CmdSteer, events.CmdFollowUp:
 		msg := userMessage(cmd)
 		switch {
@@ -132,8 +134,12 @@ func (a *actor) write(ctx context.Context, cmd events.Command, stampKind string,
 }
 
 func (a *actor) prompt(ctx context.Context, c intake.Command) {
+	a.promptMessage(ctx, c, userMessage(c.Cmd))
+}
+
+// promptMessage runs msg, the user message of c, by c's busy policy.
+func (a *actor) promptMessage(ctx context.Context, c intake.Command, msg events.Message) {
 	cmd := c.Cmd
-	msg := userMessage(cmd)
 	if !a.busy() {
 		a.startPrompt(ctx, msg)
 		return

@@ -108,6 +108,7 @@ func (a *actor) newHarness(ctx context.Context) error {
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb), Hooks: a.hooks(),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 		Approval:      a.approvalFunc(), ApprovalExpiresAt: a.expiresAtFunc(),
+		SystemPromptFor: a.systemPromptFor(h), // resources.go
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/extension"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/resources"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lease"
@@ -30,6 +31,8 @@ type Orchestrator struct {
 	metrics     metrics
 	providers   map[string]llm.Provider // every provider name → the resolver
 	validator   tool.Validator          // shared by every session's harness
+	resStore    *resources.Store        // skills and templates (resources.go)
+	resCache    *resources.Cache        // their copy, for what runs per turn
 	ext         *extension.Host         // remote hooks and notices; nil with NoExtensions (extensions.go)
 
 	ctx context.Context // Run's context
@@ -117,6 +120,9 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		return fmt.Errorf("orchestrator: outcomes bucket: %w", err)
 	}
 	if err := o.openBudget(ctx, replicas); err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
+	}
+	if err := o.openResources(ctx); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
 	if err := o.watchExtensions(ctx); err != nil {

@@ -130,6 +130,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}()
 	r.sandbox.Store(sb)
+	// The proxy's counter (cairn_sandbox_proxy_requests_total), for as
+	// long as this sandbox serves.
+	if err := r.metrics.reg.Register(sb.Collector()); err != nil {
+		return fmt.Errorf("toolrunner: sandbox metrics: %w", err)
+	}
+	defer r.metrics.reg.Unregister(sb.Collector())
 	nc, err := nats.Connect(c.NATSURL, append([]nats.Option{nats.Name("cairn toolrunner " + c.Pool), nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond)}, c.NATSOptions...)...)
 	if err != nil {

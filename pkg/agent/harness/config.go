@@ -42,6 +42,12 @@ type Config struct {
 	// none. The thinking level and the active tools are the context's
 	// (package sessiontree): the header's, then the log's changes.
 	SystemPrompt string
+	// SystemPromptFor, when set, builds the system prompt at the start of
+	// every run and at every save point from the active tools' names then;
+	// what it returns replaces SystemPrompt (and SetSystemPrompt's) from
+	// that model call on. It is called on the run's goroutine and must not
+	// block on the harness.
+	SystemPromptFor func(activeTools []string) string
 	// Tools the agent may call. The context's active tools (the header's
 	// tools, then the last active_tools_change) narrow them to the names
 	// they list.

@@ -18,7 +18,10 @@
 // loop converts it with agent.ToLLM. [New] takes the model, thinking level,
 // system prompt and active tools from it too. Every reading of the session
 // (at New, after a compaction, a navigation or a failed write) builds it
-// again.
+// again. With [Config].SystemPromptFor the system prompt is built instead
+// at the start of every run and at every save point, from the active tools
+// then; a prompt that differs from the last one applies from that save
+// point's next model call.
 //
 // # Phases
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/sessiontree"
+	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
 var errAborted = errors.New("aborted")
@@ -60,6 +61,12 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.version = h.mu.version
 	s := h.mu.settings
 	h.mu.Unlock()
+	if h.cfg.SystemPromptFor != nil {
+		s.system = h.cfg.SystemPromptFor(toolNames(s.tools))
+		h.mu.Lock()
+		h.mu.settings.system = s.system
+		h.mu.Unlock()
+	}
 	h.run.retrying, h.run.compacted, h.run.writeErr = 0, false, nil
 	h.run.cancel = cancel
 	h.run.writeCtx = ctx
@@ -254,6 +261,20 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 			next.Messages = msgs
 		}
 	}
+	if h.cfg.SystemPromptFor != nil {
+		// Built at every save point: what changed during the turn (a
+		// skill, the tools) is in the next request.
+		h.mu.Lock()
+		tools := h.mu.settings.tools
+		h.mu.Unlock()
+		p := h.cfg.SystemPromptFor(toolNames(tools))
+		h.mu.Lock()
+		if p != h.mu.settings.system {
+			h.mu.settings.system = p
+			h.mu.version++
+		}
+		h.mu.Unlock()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.mu.version == h.run.version {
@@ -354,4 +375,12 @@ func (h *Harness) recover(ctx context.Context, f agent.Failure) agent.Recovery {
 		return agent.Recovery{Retry: true, Messages: msgs}
 	}
 	return agent.Recovery{}
+}
+
+func toolNames(tools []tool.Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Spec().Name
+	}
+	return names
 }

@@ -31,6 +31,9 @@ func init() {
 	if len(os.Args) == 0 || os.Args[0] != Arg0 {
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == ArgBridge {
+		os.Exit(runBridge(os.Args[2]))
+	}
 	warm := len(os.Args) > 1 && os.Args[1] == ArgWarm
 	var data []byte
 	var err error
@@ -131,6 +134,11 @@ func execArgv(req Request) int {
 	bin, err := lookPath(req.Argv[0], req.Env)
 	if err != nil {
 		return Fail(err)
+	}
+	if req.Confine.Proxy != "" {
+		if err := startBridge(req.Confine.Proxy, req.Confine.ProxyPort); err != nil {
+			return Fail(err)
+		}
 	}
 	runtime.LockOSThread() // never unlocked: the thread execs or the process exits
 	if err := apply(req, true); err != nil {

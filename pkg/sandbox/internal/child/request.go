@@ -61,6 +61,8 @@ type Confine struct {
 	Landlock  bool     `json:"landlock"`
 	TCP       bool     `json:"tcp"` // Landlock TCP rules (ABI >= 4)
 	Ports     []uint16 `json:"ports,omitempty"`
+	Proxy     string   `json:"proxy,omitempty"` // path of the allowed-hosts proxy socket: start the bridge
+	ProxyPort int      `json:"proxyPort,omitempty"`
 	ReadOnly  []string `json:"readOnly,omitempty"`
 	Cgroup    string   `json:"cgroup,omitempty"` // cgroup.procs file to join
 	Rlimits   Rlimits  `json:"rlimits"`
