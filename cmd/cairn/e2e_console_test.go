@@ -236,7 +236,7 @@ func TestE2EConsole(t *testing.T) {
 		poll(`document.querySelectorAll("#chart-tokens svg rect").length >= 2`))
 	b.screenshot(t, "usage")
 	b.run(t, "approvals", chromedp.Navigate(base+"/approvals"), poll(`document.getElementById("approvals-state").textContent !== ""`))
-	b.screenshot(t, "approvals")
+	b.screenshot(t, "approvals-empty")
 
 	// The page's own fetch without the CSRF token is refused.
 	b.run(t, "csrf in the page", chromedp.Navigate(base+"/"), poll(`document.body.dataset.loaded === "true"`))

@@ -51,7 +51,10 @@ const extensionScript = `{
   "rules": [
     {"match": {"lastRole": "user", "contains": "danger"}, "reply": {"toolCalls": [{"name": "bash", "arguments": {"command": "rm -rf ./scratch; echo removed"}}]}},
     {"match": {"lastRole": "user", "contains": "leak"}, "reply": {"toolCalls": [{"name": "bash", "arguments": {"command": "echo the password is hunter2"}}]}},
+    {"match": {"lastRole": "user", "contains": "note outside"}, "reply": {"toolCalls": [{"name": "write", "arguments": {"path": "notes.txt", "content": "outside"}}]}},
+    {"match": {"lastRole": "user", "contains": "note inside"}, "reply": {"toolCalls": [{"name": "write", "arguments": {"path": "src/notes.txt", "content": "inside"}}]}},
     {"match": {"lastRole": "toolResult", "tool": "bash"}, "reply": {"text": "done"}},
+    {"match": {"lastRole": "toolResult", "tool": "write"}, "reply": {"text": "done"}},
     {"reply": {"text": "ok"}}
   ]
 }`
@@ -159,6 +162,45 @@ func TestE2EPolicyExtensionBlocksAndPatches(t *testing.T) {
 		t.Fatalf("the result was not redacted: %q", res.Content.Text())
 	}
 
+	// approval "ask": a write inside src/ runs at once; one outside parks
+	// with an approval_requested entry and runs after approve.
+	res = prompt("x1", "p-in", "note inside")
+	if res.IsError {
+		t.Fatalf("a write inside src/ did not run: %q", res.Content.Text())
+	}
+	if es := afterCommand(u.entries(t, "x1"), "p-in"); entryOfType(es, events.EntryApprovalRequested) != nil {
+		t.Fatalf("a write inside src/ asked for approval: %s", describeEntries(es))
+	}
+	if code, out := u.call(t, "POST", "/v1/sessions/x1/commands?wait=applied", `{"id":"p-out","type":"prompt","text":"note outside"}`); code != 200 {
+		t.Fatalf("prompt = %d %v", code, out)
+	}
+	var asked *events.Entry
+	u.waitEntries(t, "x1", "the write outside src/ parks", func(es []events.Entry) bool {
+		asked = entryOfType(afterCommand(es, "p-out"), events.EntryApprovalRequested)
+		return asked != nil
+	})
+	if asked.ToolName != "write" || !strings.Contains(string(asked.Arguments), `"notes.txt"`) {
+		t.Fatalf("the approval asks for %s %s, want the write of notes.txt", asked.ToolName, asked.Arguments)
+	}
+	if code, out := u.call(t, "GET", "/v1/sessions/x1", ""); code != 200 || out["status"] != "waiting" {
+		t.Fatalf("the parked session: %d %v, want status waiting", code, out)
+	}
+	if code, out := u.call(t, "POST", "/v1/sessions/x1/commands?wait=applied", `{"id":"a-out","type":"approve","toolCallId":"`+asked.ToolCallID+`"}`); code != 200 {
+		t.Fatalf("approve = %d %v", code, out)
+	}
+	var run []events.Entry
+	u.waitEntries(t, "x1", "the approved write runs", func(es []events.Entry) bool {
+		run = afterCommand(es, "p-out")
+		m := lastAssistant(run)
+		return m != nil && m.Content.Text() == "done" && lastToolResult(run) != nil
+	})
+	if res := lastToolResult(run); res.IsError {
+		t.Fatalf("the approved write failed: %q", res.Content.Text())
+	}
+	if a := entryOfType(run, events.EntryApprovalAnswered); a == nil || a.Decision != events.DecisionApprove {
+		t.Fatalf("no approve answer in the run: %s", describeEntries(run))
+	}
+
 	// kill -9: the registrations stay, nobody answers; fail closed blocks.
 	if err := ext.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -195,4 +237,14 @@ func (u *upProcess) waitHandlers(t *testing.T, n int) {
 		}
 		return nil
 	})
+}
+
+// entryOfType returns the first entry of type typ in es, or nil.
+func entryOfType(es []events.Entry, typ string) *events.Entry {
+	for i := range es {
+		if es[i].Type == typ {
+			return &es[i]
+		}
+	}
+	return nil
 }

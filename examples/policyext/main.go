@@ -69,9 +69,7 @@ func run() error {
 	}
 	h := extension.Handler{Tenant: *tenant, Priority: *priority, FailOpen: *failOpen, Timeout: 2 * time.Second}
 	h.Name = "policyext-tool-call"
-	// HandleJSON: the approval answer is a field of the tool_call result
-	// JSON the typed hook.ToolCallResult may not carry yet.
-	if err := extension.HandleJSON(ctx, x, hook.ToolCallEvent{}.Name(), h, toolCall); err != nil {
+	if err := extension.Handle(ctx, x, h, toolCall); err != nil {
 		return err
 	}
 	if *redact != "" {
@@ -90,36 +88,26 @@ func run() error {
 	return x.Close(closeCtx)
 }
 
-// verdict is the tool_call answer: block with a reason, or ask for a
-// person's approval (docs/extensions.md).
-type verdict struct {
-	Block    bool   `json:"block,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Approval string `json:"approval,omitempty"` // allow | ask | deny
-}
-
-// toolCall decides one call.
-func toolCall(_ context.Context, c extension.Call[json.RawMessage]) (any, error) {
-	var ev hook.ToolCallEvent
-	if err := json.Unmarshal(c.Event, &ev); err != nil {
-		return nil, err
-	}
+// toolCall decides one call: block a `bash` with `rm -rf`, ask a person
+// about a `write` outside src/ (docs/approvals.md), leave the rest to the
+// session's policy.
+func toolCall(_ context.Context, c extension.Call[hook.ToolCallEvent]) (hook.ToolCallResult, error) {
 	var args struct {
 		Command string `json:"command"`
 		Path    string `json:"path"`
 	}
-	_ = json.Unmarshal(ev.Args, &args) // tools without these fields are allowed
-	switch ev.ToolName {
+	_ = json.Unmarshal(c.Event.Args, &args) // tools without these fields are allowed
+	switch c.Event.ToolName {
 	case "bash":
 		if strings.Contains(args.Command, "rm -rf") {
-			return verdict{Block: true, Reason: "policy: `rm -rf` is not allowed on this platform"}, nil
+			return hook.ToolCallResult{Block: true, Reason: "policy: `rm -rf` is not allowed on this platform"}, nil
 		}
 	case "write":
 		if !insideSrc(args.Path) {
-			return verdict{Approval: "ask", Reason: "policy: writes outside src/ need a person's approval"}, nil
+			return hook.ToolCallResult{Approval: hook.ApprovalAsk, Reason: "policy: writes outside src/ need a person's approval"}, nil
 		}
 	}
-	return verdict{}, nil
+	return hook.ToolCallResult{}, nil
 }
 
 // insideSrc reports whether a workspace path lies under src/.

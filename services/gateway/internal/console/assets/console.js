@@ -739,8 +739,10 @@
   }
 
   // ---- approvals page ------------------------------------------------------
-  // The contract of DESIGN §11: GET /v1/approvals?status=pending; commands
-  // approve {toolCallId, arguments?} and deny {toolCallId, reason}.
+  // GET /v1/approvals?status=pending lists the projector's read model
+  // (services/projector/internal/store.Approval: session, toolCallId, tool,
+  // arguments, requestedAt, expiresAt); commands approve {toolCallId,
+  // arguments?} and deny {toolCallId, reason} (docs/approvals.md).
   function approvalsPage() {
     const list = document.getElementById("approvals");
     const state = document.getElementById("approvals-state");
@@ -759,9 +761,9 @@
       }
     }
     function item(a) {
-      const sid = a.session || a.sessionId;
+      const sid = a.session;
       const li = el("li", { class: "card approval", "data-tool-call": a.toolCallId },
-        el("h2", {}, el("a", { href: "/sessions/" + enc(sid) + tenantQuery(), text: sid }), " · " + a.toolName),
+        el("h2", {}, el("a", { href: "/sessions/" + enc(sid) + tenantQuery(), text: sid }), " · " + a.tool),
         el("p", { class: "muted", text: (a.requestedAt ? "asked " + fmtTime(a.requestedAt) : "") + (a.expiresAt ? " · expires " + fmtTime(a.expiresAt) : "") }));
       const argsId = "args-" + a.toolCallId, reasonId = "reason-" + a.toolCallId;
       if (!canAct) { li.append(el("pre", { class: "args", text: pretty(a.arguments) })); return li; }
