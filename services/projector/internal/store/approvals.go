@@ -163,25 +163,9 @@ type ApprovalFilter struct {
 func (d *DB) Approvals(f ApprovalFilter) ([]Approval, string, error) {
 	const kind = "ap"
 	prefix := approvalTimePrefix(f.Tenant)
-	lower := []byte(prefix)
-	if !f.Since.IsZero() {
-		lower = []byte(prefix + msKey(f.Since.UnixMilli()))
-	}
-	upper := prefixEnd(prefix)
-	if !f.Until.IsZero() {
-		upper = []byte(prefix + msKey(f.Until.UnixMilli()))
-	}
-	if f.Cursor != "" {
-		k, err := decodeCursor(f.Cursor, kind)
-		if err != nil {
-			return nil, "", err
-		}
-		if !strings.HasPrefix(k, prefix) {
-			return nil, "", &InvalidError{"cursor", "belongs to a query with other filters"}
-		}
-		if c := append([]byte(k), 0); string(c) > string(lower) {
-			lower = c
-		}
+	lower, upper, err := timeBounds(prefix, kind, f.Since, f.Until, f.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	r := d.read()
 	defer r.close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Cursors are opaque to clients: base64url of "<kind>:<last key>".
@@ -22,6 +23,33 @@ func decodeCursor(c, kind string) (string, error) {
 		return "", &InvalidError{"cursor", fmt.Sprintf("%q belongs to another query", c)}
 	}
 	return k, nil
+}
+
+// timeBounds is the key range of a by-time index under prefix: from since
+// (or the start), before until (or the end), and past the cursor's key when
+// one is given. A cursor of another kind or other filters is refused.
+func timeBounds(prefix, kind string, since, until time.Time, cursor string) (lower, upper []byte, err error) {
+	lower = []byte(prefix)
+	if !since.IsZero() {
+		lower = []byte(prefix + msKey(since.UnixMilli()))
+	}
+	upper = prefixEnd(prefix)
+	if !until.IsZero() {
+		upper = []byte(prefix + msKey(until.UnixMilli()))
+	}
+	if cursor != "" {
+		k, err := decodeCursor(cursor, kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !strings.HasPrefix(k, prefix) {
+			return nil, nil, &InvalidError{"cursor", "belongs to a query with other filters"}
+		}
+		if c := append([]byte(k), 0); string(c) > string(lower) {
+			lower = c
+		}
+	}
+	return lower, upper, nil
 }
 
 func unmarshal(key, value []byte, v any) error {
