@@ -87,6 +87,9 @@ type Command struct {
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
+	// task_result: the child session that settled (also ToolCallID, the
+	// parent's task call). The parent reads the answer from the child's log.
+	ChildSessionID string `json:"childSessionId,omitempty"`
 
 	// Principal is who sent the command, as the gateway authenticated it:
 	// "key:<key id>" for an API key, "oidc:<subject>" for an OIDC token.
@@ -144,6 +147,7 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	w.OptStr("toolCallId", c.ToolCallID)
 	w.OptRaw("arguments", c.Arguments)
 	w.OptStr("reason", c.Reason)
+	w.OptStr("childSessionId", c.ChildSessionID)
 	w.OptStr("principal", c.Principal)
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		w.Key("entryId")
@@ -220,6 +224,11 @@ func (c *Command) validate(entryIDPresent bool) error {
 			return err
 		}
 		return validateToolNames(c.Tools)
+	case CmdTaskResult:
+		if err := ValidateToolCallID("toolCallId", c.ToolCallID); err != nil {
+			return err
+		}
+		return validateID("childSessionId", "session id", c.ChildSessionID)
 	case CmdSetApprovals:
 		if c.Approvals == nil {
 			return required("approvals")
