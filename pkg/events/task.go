@@ -20,8 +20,6 @@ const (
 	// CmdTaskResult tells a parent that the child of one of its task calls
 	// settled. Only orchestrators send it; the gateway refuses it.
 	CmdTaskResult = "task_result"
-	// EvTaskStarted is the live event of a task_started entry.
-	EvTaskStarted = "task_started"
 	// TaskTool is the name of the built-in tool that starts a sub-agent.
 	TaskTool = "task"
 )

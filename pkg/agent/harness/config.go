@@ -86,6 +86,12 @@ type Config struct {
 	// ApprovalExpiresAt gives a new request its expiry ("" = none).
 	Approval          func(toolName, hookApproval string) bool
 	ApprovalExpiresAt func() string
+	// Deferred says whether a tool call's result comes from outside the
+	// run, a sub-agent's (agent.Config.Deferred; approval.go): such a call
+	// gets a task_started entry naming its child session
+	// (events.ChildSessionID) and parks its batch as an approval does. nil
+	// = no call is deferred.
+	Deferred func(ctx context.Context, c agent.ParkedCall, n int) (deferred bool, refusal string)
 }
 
 // RetryPolicy is the automatic retry of transient provider failures.

@@ -100,7 +100,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 		if err != nil {
 			return fmt.Errorf("harness: read session: %w", err)
 		}
-		if wait = WaitOf(path); wait == nil || len(wait.Pending()) > 0 {
+		if wait = WaitOf(path); wait == nil || !wait.Answered() {
 			return ErrNotWaiting
 		}
 	} else if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
@@ -199,6 +199,7 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 		Recover:       h.recover,
 		Approval:      h.approval(),
 		Parked:        h.onParked,
+		Deferred:      h.cfg.Deferred,
 	}
 }
 
