@@ -48,3 +48,7 @@ func TaskCommandID(kind, child, key string) string {
 
 // IsTaskCommandID reports whether id has the shape of a task command id.
 func IsTaskCommandID(id string) bool { return strings.HasPrefix(id, "task-") }
+
+// IsChildSessionID reports whether id has the shape of a sub-agent's
+// session id.
+func IsChildSessionID(id string) bool { return strings.HasPrefix(id, "sub-") }
