@@ -95,6 +95,8 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		"GET /v1/approvals":                  "the projector's, with the tenant header: TestApprovalsReadModel lists none of another tenant's",
 		"PUT /v1/tenants/{tenant}/approvals": "names its tenant: TestTenantApprovalsOfAnotherTenantAreMissing",
 		"GET /v1/tenants/{tenant}/approvals": "names its tenant: TestTenantApprovalsOfAnotherTenantAreMissing",
+		"PUT /v1/tenants/{tenant}/subagents": "names its tenant: TestTenantSubagentLimits",
+		"GET /v1/tenants/{tenant}/subagents": "names its tenant: TestTenantSubagentLimits",
 	}
 	for _, p := range f.g.patterns {
 		if _, ok := read[p]; !ok && other[p] == "" {
