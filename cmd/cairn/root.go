@@ -69,6 +69,7 @@ func newRoot(e *env) *cobra.Command {
 		newDemoCmd(e),
 		newProvisionCmd(e),
 		newBudgetCmd(e),
+		newSubagentsCmd(e),
 		newKeysCmd(e),
 		newResourceCmd(e, "skill"),
 		newResourceCmd(e, "template"),
