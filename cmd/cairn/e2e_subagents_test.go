@@ -90,6 +90,14 @@ func TestE2ESubagentSurvivesKill9(t *testing.T) {
 			t.Errorf("a service of cairn up was refused a permission:\n%s", permissionLines(stderr.String()))
 		}
 	})
+	// The tenant's limits, through the CLI.
+	if out, err := exec.Command(cairnBinary(t), "--server", u2.url, "subagents", "set", "default", "--max-depth", "2").CombinedOutput(); err != nil {
+		t.Fatalf("subagents set: %v %s", err, out)
+	}
+	if out, err := exec.Command(cairnBinary(t), "--server", u2.url, "subagents", "get", "default", "--json").CombinedOutput(); err != nil ||
+		strings.TrimSpace(string(out)) != `{"maxDepth":2,"maxFanOut":20}` {
+		t.Fatalf("subagents get: %v %s", err, out)
+	}
 	es := u2.waitEntries(t, "par", "the parent completes", func(es []events.Entry) bool {
 		m := lastAssistant(es)
 		return m != nil && m.StopReason == events.StopEnd
