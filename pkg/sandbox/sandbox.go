@@ -31,6 +31,7 @@ type Sandbox struct {
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
 	pool     *pool  // children started ahead of bash calls; nil at Off
+	tools    *pool  // children started ahead of file tool calls; nil at Off
 	proxy    *proxy // the allowed-hosts proxy; nil without AllowHosts
 	counter  *prometheus.CounterVec
 	cleanup  sync.WaitGroup // cgroup removals under way
@@ -86,7 +87,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	s.pool = newPool(s)
+	s.pool, s.tools = newPool(s, false), newPool(s, true)
 	if len(s.missing) > 0 {
 		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
 			"features", s.features.String())
@@ -115,6 +116,7 @@ func (s *Sandbox) Missing() []string { return s.missing }
 func (s *Sandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
+		s.tools.close()
 	}
 	if s.proxy != nil {
 		s.proxy.close()

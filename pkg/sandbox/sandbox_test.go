@@ -150,7 +150,7 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 		}
 	}
 	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
-	for _, pid := range sandbox.WarmPIDs(sb) {
+	for _, pid := range sandbox.WarmPIDs(sb, false) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,64 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 		t.Errorf("with the waiting children killed: %q, want the call served", textOf(r))
 	}
 	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
-	pids := sandbox.WarmPIDs(sb)
+	pids := sandbox.WarmPIDs(sb, false)
+	closeSandbox(t, sb)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d outlives Close: kill(0) = %v", pid, err)
+		}
+	}
+}
+
+// TestWarmToolChildrenServeAndEnd: file tool calls run in children started
+// ahead of them too, confined to the call's workspace once they have it;
+// children killed while they wait are replaced; Close ends the ones waiting.
+func TestWarmToolChildrenServeAndEnd(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Required, sandbox.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func() bool { return sandbox.WarmToolChildren(sb) == sandbox.PoolSize }
+	kittest.Eventually(t, 30*time.Second, "the pool full", full)
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("other session"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := tools(t, sb, dir)
+	for i := range 5 {
+		if r := run(t, ts["write"], fmt.Sprintf(`{"path":"f%d.txt","content":"call %d"}`, i, i)); r.IsError {
+			t.Fatalf("write %d: %s", i, textOf(r))
+		}
+		if r := run(t, ts["read"], fmt.Sprintf(`{"path":"f%d.txt"}`, i)); r.IsError || !strings.Contains(textOf(r), fmt.Sprintf("call %d", i)) {
+			t.Errorf("read %d: %q, want what was written", i, textOf(r))
+		}
+	}
+	// A symlink out of the workspace is refused (by the tools' own path
+	// checks first; Landlock, applied once the child has its request,
+	// underneath).
+	if err := os.Symlink(other, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, ts["read"], `{"path":"out/secret.txt"}`); !r.IsError || strings.Contains(textOf(r), "other session") {
+		t.Errorf("read through a symlink out of the workspace: %q, want an error", textOf(r))
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	for _, pid := range sandbox.WarmPIDs(sb, true) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		kittest.Eventually(t, 30*time.Second, "the killed child dead", func() bool {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			tasks, terr := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+			return err == nil && strings.HasPrefix(rest, "Z") && terr == nil && len(tasks) == 1
+		})
+	}
+	if r := run(t, ts["read"], `{"path":"f0.txt"}`); r.IsError || !strings.Contains(textOf(r), "call 0") {
+		t.Errorf("with the waiting children killed: %q, want the call served", textOf(r))
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	pids := sandbox.WarmPIDs(sb, true)
 	closeSandbox(t, sb)
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
@@ -179,8 +236,9 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 // BenchmarkCall measures one tool call with and without confinement: the
 // child's start, namespaces, Landlock and limits are the difference. Calls
 // run back to back, so a bash call's child started ahead (the pool) is
-// being replaced while the next call runs; "idle" lets the pool refill
-// between calls (untimed), as the time a model takes between calls does.
+// being replaced while the next call runs (so are a file tool's); "idle"
+// lets the pools refill between calls (untimed), as the time a model takes
+// between calls does.
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -199,6 +257,7 @@ func BenchmarkCall(b *testing.B) {
 			{"bash-true", "bash", `{"command":"true"}`, false},
 			{"bash-true-idle", "bash", `{"command":"true"}`, true},
 			{"read", "read", `{"path":"f.txt"}`, false},
+			{"read-idle", "read", `{"path":"f.txt"}`, true},
 		} {
 			if c.idle && level == sandbox.Off {
 				continue
@@ -208,7 +267,9 @@ func BenchmarkCall(b *testing.B) {
 				for b.Loop() {
 					if c.idle {
 						b.StopTimer()
-						kittest.Eventually(b, 30*time.Second, "the pool full", func() bool { return sandbox.WarmChildren(sb) == sandbox.PoolSize })
+						kittest.Eventually(b, 30*time.Second, "the pools full", func() bool {
+							return sandbox.WarmChildren(sb) == sandbox.PoolSize && sandbox.WarmToolChildren(sb) == sandbox.PoolSize
+						})
 						b.StartTimer()
 					}
 					start := time.Now()

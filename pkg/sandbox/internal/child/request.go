@@ -30,6 +30,13 @@ const Arg0 = "cairn-sandbox-child"
 // descriptor to use as stdout and stderr; only ModeExec is accepted.
 const ArgWarm = "warm"
 
+// ArgWarmTool, as argv[1], makes a child started ahead of a file tool's
+// call: internal/child's init leaves it alone, so every package of the
+// binary is initialised before it reads its request (as ArgWarm's, from a
+// unix socket with the descriptor for stdout and stderr) in
+// internal/toolchild's init; only ModeTool is accepted.
+const ArgWarmTool = "warm-tool"
+
 // Modes of the child.
 const (
 	ModeExec  = "exec"  // confine, then exec Argv (bash -c)
@@ -76,10 +83,17 @@ type Rlimits struct {
 	NProc      uint64 `json:"nproc"` // 0: not set
 }
 
+// Error kinds a tool child reports in Response.Kind, so the parent's error
+// matches what the tool's own error matched.
+const (
+	KindOutside = "outside" // tools.ErrOutside
+	KindInvalid = "invalid" // events.ErrInvalid
+)
+
 // Response is what a ModeTool or ModeProbe child writes to stdout.
 type Response struct {
 	Result json.RawMessage `json:"result,omitempty"` // a tool.Result
 	Error  string          `json:"error,omitempty"`
-	Kind   string          `json:"kind,omitempty"` // "outside", "invalid" or ""
+	Kind   string          `json:"kind,omitempty"` // KindOutside, KindInvalid or ""
 	Probe  json.RawMessage `json:"probe,omitempty"`
 }
