@@ -13,21 +13,24 @@ import (
 	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 )
 
-// Why a pool: most of what confinement adds to a bash call is the child's
+// Why a pool: most of what confinement adds to a call is the child's
 // start, before it reads its request: the clone into new namespaces, the
 // exec of this (large) binary and the Go runtime's and the packages' inits
-// ahead of internal/child's. None of it depends on the call, so bash calls
-// take a child started ahead of time, blocked reading its request, and a
-// goroutine starts the next one once that call has ended, so that its start
-// does not compete with the call for the CPU (between an agent's calls
-// there is the model's time). The request and the
-// call's output pipe (passed as a file descriptor, SCM_RIGHTS) go over a
-// unix socket on the child's stdin; from there the child confines itself
-// exactly as a child started for the call does. A child starts unconfined
-// but namespaced, runs only this binary's code until it has its request,
-// and is killed when the sandbox closes.
+// ahead of internal/child's (bash) or internal/toolchild's (file tools,
+// which wait for pkg/tool's JSON Schema library: see the package doc). None
+// of it depends on the call, so calls take a child started ahead of time,
+// blocked reading its request, and a goroutine starts the next one once
+// that call has ended, so that its start does not compete with the call
+// for the CPU (between an agent's calls there is the model's time). Each
+// kind has its pool: bash's children wait in their call's pids cgroup,
+// the file tools' in none. The request and the call's output pipe (passed
+// as a file descriptor, SCM_RIGHTS) go over a unix socket on the child's
+// stdin; from there the child confines itself exactly as a child started
+// for the call does. A child starts unconfined but namespaced, runs only
+// this binary's code until it has its request, and is killed when the
+// sandbox closes.
 
-// poolSize is how many children wait ready: a burst of calls beyond it
+// poolSize is how many children of each kind wait ready: a burst of calls beyond it
 // starts children on the calls' paths, as without a pool.
 const poolSize = 2
 

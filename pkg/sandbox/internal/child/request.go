@@ -1,14 +1,17 @@
 // Package child is the sandbox child's first part: its init, which runs
 // before the heavier packages of the binary are initialised (it imports
-// only the standard library, golang.org/x/sys/unix and go-landlock; Go
-// initialises packages in import-path order once their imports are done,
-// so each import that sorts late, such as path/filepath, lets every ready
-// package before it go first), reads the request, and for bash confines the
-// process and execs at once, Landlock bound to the one thread that execs. A
-// file tool's request is left in [Pending] for pkg/sandbox's init, which
-// runs the tool's Go code after the rest of the binary's inits (pkg/tools
-// needs pkg/tool, whose JSON Schema library compiles its meta-schemas at
-// init, and net/http).
+// only the standard library's early packages, golang.org/x/sys/unix and
+// go-landlock; Go initialises packages in import-path order once their
+// imports are done, so each import that sorts late, as net and os/exec did,
+// lets every ready package before it go first: keep it so, see
+// pkg/sandbox's TestChildInitComesBeforeHeavyPackages), reads the request,
+// and for bash confines the process and execs at once, Landlock bound to
+// the one thread that execs. A file tool's request is left in [Pending]
+// for internal/toolchild's init, which runs the tool's Go code once
+// pkg/tools and its imports are initialised (pkg/tool's JSON Schema
+// library compiles its meta-schemas at init); a child started ahead for a
+// file tool ([ArgWarmTool]) reads its request there. The allowed-hosts
+// bridge (argv[1] [ArgBridge]) is internal/bridge's init.
 //
 // # Errors
 //
