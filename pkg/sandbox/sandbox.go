@@ -15,6 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// probe is Probe; tests replace it to stand for a kernel that lacks a layer.
+var probe = Probe
+
 // ErrUnavailable is matched by the error of [New] at level Required when the
 // kernel lacks a layer; the message names every missing one.
 var ErrUnavailable = errors.New("sandbox unavailable")
@@ -53,7 +56,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 		log.Warn("sandbox off: tool calls run unconfined, with every permission of the toolrunner (--sandbox off)")
 		return s, nil
 	}
-	s.features = Probe()
+	s.features = probe()
 	s.missing = s.features.Missing(s.policy)
 	if len(s.missing) > 0 && level == Required {
 		return nil, fmt.Errorf("%w: the kernel or the process lacks %s; run where they exist or choose --sandbox best-effort",
