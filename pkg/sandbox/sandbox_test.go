@@ -238,7 +238,8 @@ func TestWarmToolChildrenServeAndEnd(t *testing.T) {
 // run back to back, so a bash call's child started ahead (the pool) is
 // being replaced while the next call runs (so are a file tool's); "idle"
 // lets the pools refill between calls (untimed), as the time a model takes
-// between calls does.
+// between calls does. cpu-ms/op is the CPU time per call of the benchmark
+// and its children (see cpuTime).
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -264,6 +265,7 @@ func BenchmarkCall(b *testing.B) {
 			}
 			b.Run(c.name+"/"+level.String(), func(b *testing.B) {
 				var d []time.Duration
+				cpu0 := cpuTime(b)
 				for b.Loop() {
 					if c.idle {
 						b.StopTimer()
@@ -278,13 +280,31 @@ func BenchmarkCall(b *testing.B) {
 					}
 					d = append(d, time.Since(start))
 				}
+				cpu := cpuTime(b) - cpu0
 				sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 				b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(d)), "cpu-ms/op")
 			})
 		}
 		closeSandbox(b, sb)
 	}
+}
+
+// cpuTime is the CPU time, user and system, of this process and of the
+// children it has reaped: per call that is one child's whole life (its
+// start included, whether ahead of the call or on its path), the figure the
+// machine's load does not change much, unlike the latencies.
+func cpuTime(b *testing.B) time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return total
 }
 
 func tools(t testing.TB, sb *sandbox.Sandbox, dir string) map[string]tool.Tool {
