@@ -92,6 +92,10 @@ func TestImportedPiSessionIsSentWhatContextShows(t *testing.T) {
 		if req.Model.Ref() != shown.Model || shown.Model != "rec/answered" || req.ThinkingLevel != shown.ThinkingLevel || shown.ThinkingLevel != "off" {
 			t.Fatalf("prompt %q: sent %s %q, /context %s %q; want rec/answered off", text, req.Model.Ref(), req.ThinkingLevel, shown.Model, shown.ThinkingLevel)
 		}
+		// And the system prompt it was sent is the one the log recorded.
+		if sp := shown.SystemPrompt; sp == nil || sp.Text != req.SystemPrompt || sp.Digest != events.PromptDigest(req.SystemPrompt) {
+			t.Fatalf("prompt %q: the model was sent the system prompt\n%s\n/context shows %+v", text, req.SystemPrompt, shown.SystemPrompt)
+		}
 		if i == 0 {
 			checkPiContext(t, shown.Messages, string(got))
 		}
@@ -123,9 +127,10 @@ func checkPiContext(t *testing.T, shown []events.Message, sent string) {
 }
 
 type shownContext struct {
-	Model         string           `json:"model"`
-	ThinkingLevel string           `json:"thinkingLevel"`
-	Messages      []events.Message `json:"messages"`
+	Model         string                     `json:"model"`
+	ThinkingLevel string                     `json:"thinkingLevel"`
+	Messages      []events.Message           `json:"messages"`
+	SystemPrompt  *events.SystemPromptRecord `json:"systemPrompt"`
 }
 
 func getContext(t *testing.T, url, sid, leaf string) shownContext {

@@ -63,13 +63,17 @@ func Build(p SystemPrompt) string {
 	if p.Append != "" {
 		b.WriteString("\n\n" + p.Append)
 	}
-	if hasTool(p.Tools, "read") {
+	if ListsSkills(p.Tools) {
 		b.WriteString(FormatSkills(p.Skills))
 	}
 	b.WriteString("\nCurrent date: " + p.Date)
 	b.WriteString("\nCurrent working directory: " + strings.ReplaceAll(p.Cwd, `\`, "/"))
 	return b.String()
 }
+
+// ListsSkills reports whether a prompt built for the active tools lists
+// the skills: only with the read tool, which loads them (pi).
+func ListsSkills(tools []string) bool { return hasTool(tools, "read") }
 
 func hasTool(tools []string, name string) bool {
 	for _, t := range tools {

@@ -210,8 +210,10 @@ func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 	if result.IsError || !strings.Contains(result.Content.Text(), "hello.txt") {
 		t.Fatalf("ls result = %q (error %v)", result.Content.Text(), result.IsError)
 	}
-	if es[0].Type != events.EntrySession || es[0].CommandID != "c1" || es[1].CommandID != "c2" {
-		t.Fatalf("header/prompt not named by their commands: %+v / %+v", es[0], es[1])
+	// The header, the system prompt the run was sent (named by no
+	// command), then the prompt.
+	if es[0].Type != events.EntrySession || es[0].CommandID != "c1" || es[1].CustomType != events.CustomSystemPrompt || es[2].CommandID != "c2" {
+		t.Fatalf("header/prompt not named by their commands: %+v / %+v", es[0], es[2])
 	}
 	if errs := session.VerifyChain(mustRecords(t, p, "s1")); len(errs) != 0 {
 		t.Fatalf("hash chain: %v", errs)

@@ -1,12 +1,15 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/resources"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
@@ -104,15 +107,23 @@ func skillDir(name string) string { return ".cairn/skills/" + name }
 
 // systemPromptFor is the harness's SystemPromptFor for the session whose
 // header is h.
-func (a *actor) systemPromptFor(h events.Entry) func(tools []string) string {
+func (a *actor) systemPromptFor(h events.Entry) func(tools []string) harness.SystemPrompt {
 	base, cwd, tenant, cache := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache
-	return func(tools []string) string {
+	return func(tools []string) harness.SystemPrompt {
 		var listed []resources.Listed
+		var used []events.ResourceVersion
 		for _, s := range cache.All(tenant, resources.KindSkill) {
 			listed = append(listed, resources.Listed{Name: s.Name, Description: s.Description,
 				Location: skillDir(s.Name) + "/SKILL.md", DisableModelInvocation: s.DisableModelInvocation})
+			if !s.DisableModelInvocation && resources.ListsSkills(tools) { // else the prompt does not list it
+				used = append(used, events.ResourceVersion{Kind: string(s.Kind), Name: s.Name, Version: s.Version})
+			}
 		}
-		return resources.Build(resources.SystemPrompt{Base: base, Skills: listed, Tools: tools,
+		slices.SortFunc(used, func(x, y events.ResourceVersion) int {
+			return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name))
+		})
+		text := resources.Build(resources.SystemPrompt{Base: base, Skills: listed, Tools: tools,
 			Date: time.Now().UTC().Format(time.DateOnly), Cwd: cwd})
+		return harness.SystemPrompt{Text: text, Resources: used}
 	}
 }

@@ -257,6 +257,27 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 		}
 	}
 
+	// The log says what each request was told, and by which versions.
+	es := p.waitLogOf(acme, "the gated reply", func(es []events.Entry) bool { return lastText(es) == "gated" })
+	var recs []events.SystemPromptRecord
+	for i := range es {
+		if r, ok, err := events.DecodeSystemPrompt(&es[i]); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d system prompt records, want 2 (one per prompt sent): %+v", len(recs), recs)
+	}
+	for i, v := range []uint64{v1.Version, v2.Version} {
+		r := recs[i]
+		if r.Text != got[i] || r.Digest != events.PromptDigest(got[i]) || len(r.Resources) != 1 ||
+			r.Resources[0] != (events.ResourceVersion{Kind: "skill", Name: "pdf", Version: v}) {
+			t.Errorf("record %d = %+v, want the prompt sent with skill pdf at version %d", i, r, v)
+		}
+	}
+
 	// Without the read tool the skills are not listed; another tenant
 	// never sees acme's.
 	p.sendTo("acme", events.Command{ID: "c3", Type: events.CmdSetTools, SessionID: "s1", Tools: []string{"gate"}})
@@ -264,6 +285,11 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 	p.waitLogOf(acme, "the reply without read", func(es []events.Entry) bool { return userFor(es, "c4") != nil && lastText(es) == "ok" })
 	if sp := rec.of("no read"); len(sp) != 1 || strings.Contains(sp[0], "pdf") || !strings.HasPrefix(sp[0], "Base prompt.\nCurrent date: ") {
 		t.Errorf("without read: %q", sp)
+	}
+	es = p.waitLogOf(acme, "the reply without read", func(es []events.Entry) bool { return lastText(es) == "ok" })
+	if r, ok, err := events.LastSystemPrompt(es); err != nil || !ok || r.Text != rec.of("no read")[0] || len(r.Resources) != 0 {
+		// A prompt that lists no skill was built from none.
+		t.Errorf("the last record = %+v, %v, %v; want the prompt without skills", r, ok, err)
 	}
 	beta := events.SessionRef{Tenant: "beta", ID: "s1"}
 	p.sendTo("beta", events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", SystemPrompt: "Beta.", Tools: []string{"read"}})

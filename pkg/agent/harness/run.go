@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent"
@@ -61,8 +62,10 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.version = h.mu.version
 	s := h.mu.settings
 	h.mu.Unlock()
+	var built SystemPrompt
 	if h.cfg.SystemPromptFor != nil {
-		s.system = h.cfg.SystemPromptFor(toolNames(s.tools))
+		built = h.cfg.SystemPromptFor(toolNames(s.tools))
+		s.system = built.Text
 		h.mu.Lock()
 		h.mu.settings.system = s.system
 		h.mu.Unlock()
@@ -71,6 +74,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.cancel = cancel
 	h.run.writeCtx = ctx
 	h.run.agentEnd = nil
+	h.run.hookPrompt = nil
 	defer func() {
 		h.closeRetry(err)
 		if ferr := h.end(ctx); err == nil {
@@ -108,10 +112,11 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	}
 	// Next-turn messages leave their queue only now that nothing before
 	// the run can fail.
-	var prompts []events.Message
+	var prompts, queued []events.Message
 	if !cont {
 		h.mu.Lock()
-		prompts = append(h.mu.next, msgs...)
+		queued = h.mu.next
+		prompts = append(slices.Clip(queued), msgs...)
 		h.mu.next = nil
 		h.mu.Unlock()
 	}
@@ -120,6 +125,19 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 		var injected []events.Message
 		injected, system = hook.BeforeAgentStart(runCtx, h.hooks, prompts, system)
 		prompts = append(prompts, injected...)
+		if system != s.system {
+			h.run.hookPrompt = &SystemPrompt{Text: system}
+		}
+	}
+	if h.cfg.SystemPromptFor != nil {
+		if err := h.recordSystemPrompt(ctx, built); err != nil {
+			if len(queued) > 0 { // they wait for the next run, as if it had not started
+				h.mu.Lock()
+				h.mu.next = append(queued, h.mu.next...)
+				h.mu.Unlock()
+			}
+			return err
+		}
 	}
 	cfg := h.loopConfig(s)
 	c := &agent.Context{SystemPrompt: system, Messages: msgsCtx, Tools: s.tools}
@@ -178,6 +196,7 @@ func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
 	}
 	h.mu.Lock()
 	h.mu.messages, h.mu.stale = c.Messages, false
+	h.mu.recorded = recordedDigest(path) // a navigation may have changed the branch
 	h.mu.Unlock()
 	return c.Messages, nil
 }
@@ -263,17 +282,21 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	}
 	if h.cfg.SystemPromptFor != nil {
 		// Built at every save point: what changed during the turn (a
-		// skill, the tools) is in the next request.
+		// skill, the tools) is in the next request, and recorded first.
 		h.mu.Lock()
 		tools := h.mu.settings.tools
 		h.mu.Unlock()
 		p := h.cfg.SystemPromptFor(toolNames(tools))
 		h.mu.Lock()
-		if p != h.mu.settings.system {
-			h.mu.settings.system = p
+		if p.Text != h.mu.settings.system {
+			h.mu.settings.system = p.Text
 			h.mu.version++
 		}
 		h.mu.Unlock()
+		if err := h.recordSystemPrompt(ctx, p); err != nil && h.run.writeErr == nil {
+			h.run.writeErr = err
+			h.run.cancel(err)
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -282,6 +305,9 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	}
 	h.run.version = h.mu.version
 	s := h.mu.settings
+	if hp := h.run.hookPrompt; hp != nil {
+		s.system = hp.Text // the hook's prompt holds for the run
+	}
 	next.Provider, next.Model, next.ThinkingLevel = s.provider, &s.model, &s.thinking
 	next.SystemPrompt, next.Tools, next.SetTools, next.Stream = &s.system, s.tools, true, &s.stream
 	return next
