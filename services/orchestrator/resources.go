@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent/harness"
@@ -94,9 +96,29 @@ func expand(st resources.Stored, cmd events.Command) (string, error) {
 	return s.Expand(dir+"/SKILL.md", dir, cmd.Text), nil
 }
 
-// skillDir is where a skill's location says it is: relative to the
-// session's workspace (docs/resources.md: not materialised there yet).
-func skillDir(name string) string { return ".cairn/skills/" + name }
+// skillDir is where a skill's location says it is, relative to the
+// session's workspace. No file is there: the orchestrator answers a read
+// of its SKILL.md itself (skillFile), from the tenant's skills.
+func skillDir(name string) string { return skillsDir + "/" + name }
+
+const skillsDir = ".cairn/skills"
+
+// skillFile returns the text of the tenant's skill whose listed location
+// p is (.cairn/skills/NAME/SKILL.md, relative to the workspace, in any
+// spelling path.Clean reduces to it); false for any other path, and for a
+// skill the tenant does not have, whose read goes to the toolrunners.
+func (a *actor) skillFile(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(path.Clean(p), skillsDir+"/")
+	name, file, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || file != "SKILL.md" || a.o.resCache == nil {
+		return "", false
+	}
+	st, err := a.o.resCache.Get(a.sid.Tenant, resources.KindSkill, name)
+	if err != nil {
+		return "", false
+	}
+	return st.Text, true
+}
 
 // The system prompt of every run and of every save point is built then
 // (the harness calls systemPromptFor) from the session's header (its

@@ -299,3 +299,61 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 		t.Errorf("beta's system prompt: %q", sp)
 	}
 }
+
+// A read of a listed skill's location is answered by the orchestrator from
+// the tenant's skills, as read answers a file (its line window too); a
+// path under .cairn/skills that names no skill of the tenant goes to the
+// toolrunners like any other, and another tenant's skill is not served.
+func TestReadOfAListedSkill(t *testing.T) {
+	p := newPlatform(t)
+	store := p.resources()
+	ctx := context.Background()
+	if _, err := store.Put(ctx, "acme", resources.KindSkill, "pdf", pdfSkill); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scripted.Parse([]byte(`{"rules": [
+	  {"match": {"lastRole": "user", "contains": "load pdf"}, "reply": {"toolCalls": [{"name": "read", "arguments": {"path": "./.cairn/skills/x/../pdf/SKILL.md", "offset": 5}}]}},
+	  {"match": {"lastRole": "user", "contains": "load nope"}, "reply": {"toolCalls": [{"name": "read", "arguments": {"path": ".cairn/skills/nope/SKILL.md"}}]}},
+	  {"match": {"lastRole": "toolResult"}, "reply": {"text": "loaded"}},
+	  {"reply": {"text": "ok"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, context.Background(), "orchestrator", o.Run) // its copy of the skills starts with pdf
+	result := func(es []events.Entry, n int) *events.Message {
+		for i := range es {
+			if m := es[i].Message; m != nil && m.Role == events.RoleToolResult {
+				if n--; n == 0 {
+					return m
+				}
+			}
+		}
+		return nil
+	}
+	for _, tenant := range []string{"acme", "beta"} {
+		ref := events.SessionRef{Tenant: tenant, ID: "s1"}
+		p.sendTo(tenant, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"read"}})
+		p.sendTo(tenant, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: "load pdf"})
+		es := p.waitLogOf(ref, "the read's reply", func(es []events.Entry) bool { return result(es, 1) != nil && lastText(es) == "loaded" })
+		m := result(es, 1)
+		if tenant == "beta" {
+			if !m.IsError || strings.Contains(m.Content.Text(), "pdftotext") {
+				t.Errorf("beta read acme's skill: %q (error %v)", m.Content.Text(), m.IsError)
+			}
+			continue
+		}
+		if m.IsError || m.Content.Text() != "\nUse pdftotext." {
+			t.Errorf("the skill read from line 5: %q (error %v), want its body", m.Content.Text(), m.IsError)
+		}
+		p.sendTo(tenant, events.Command{ID: "c3", Type: events.CmdPrompt, SessionID: "s1", Text: "load nope"})
+		es = p.waitLogOf(ref, "the second read's reply", func(es []events.Entry) bool { return result(es, 2) != nil && lastText(es) == "loaded" })
+		if m := result(es, 2); !m.IsError {
+			t.Errorf("a read of a skill the tenant lacks: %q, want the toolrunner's error (no such file)", m.Content.Text())
+		}
+	}
+}
