@@ -9,10 +9,9 @@ import (
 
 // CustomSystemPrompt is the customType of the `custom` entry that records
 // the system prompt a session's model calls are sent with from that entry
-// on (DESIGN §13): written before the first model call that uses a prompt
-// different from the last one recorded on the branch, so a replay or an
-// audit knows exactly what the model was told, and by which resource
-// versions. Being a pi `custom` entry, it is not part of the context and a
+// on (DESIGN §13): written just before a model call whose prompt differs
+// from the last one recorded on the branch, so a replay or an audit knows
+// exactly what the model was told, and by which resource versions. Being a pi `custom` entry, it is not part of the context and a
 // pi file keeps it as it is.
 const CustomSystemPrompt = "cairn.system_prompt"
 
@@ -24,8 +23,8 @@ type SystemPromptRecord struct {
 	// Resources are the resources the prompt was built from (the skills it
 	// lists), each at the version it had, sorted by kind and name.
 	Resources []ResourceVersion `json:"resources,omitempty"`
-	// FromHook: a before_agent_start hook replaced the built prompt for
-	// the run.
+	// FromHook: a hook (before_agent_start, before_provider_request)
+	// changed the prompt the builder made.
 	FromHook bool `json:"fromHook,omitempty"`
 }
 

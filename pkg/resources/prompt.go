@@ -71,6 +71,21 @@ func Build(p SystemPrompt) string {
 	return b.String()
 }
 
+// The names of a tenant's system prompt parts (KindSystem).
+const (
+	SystemBase   = "base"   // pi's SYSTEM.md
+	SystemAppend = "append" // pi's APPEND_SYSTEM.md
+)
+
+// ValidateSystemName checks the name of a system prompt part: base or
+// append.
+func ValidateSystemName(name string) error {
+	if name != SystemBase && name != SystemAppend {
+		return &Error{Kind: "system", Name: name, Reason: "name must be base (the base prompt of sessions that give none) or append (added after the base)"}
+	}
+	return nil
+}
+
 // ListsSkills reports whether a prompt built for the active tools lists
 // the skills: only with the read tool, which loads them (pi).
 func ListsSkills(tools []string) bool { return hasTool(tools, "read") }

@@ -122,15 +122,16 @@ func (a *actor) skillFile(p string) (string, bool) {
 
 // The system prompt of every run and of every save point is built then
 // (the harness calls systemPromptFor) from the session's header (its
-// systemPrompt and workspace), the tenant's skills as the cache has them
-// and the active tools, by resources.Build (pi's buildSystemPrompt for a
+// systemPrompt and workspace), the tenant's system prompt parts (its base
+// when the header has none, its additions) and skills as the cache has
+// them, and the active tools, by resources.Build (pi's buildSystemPrompt for a
 // custom prompt). So a skill changed during a run is in the prompt from
 // the next save point, never in the request in flight.
 
 // systemPromptFor is the harness's SystemPromptFor for the session whose
 // header is h.
 func (a *actor) systemPromptFor(h events.Entry) func(tools []string) harness.SystemPrompt {
-	base, cwd, tenant, cache := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache
+	base, cwd, tenant, cache, fallback := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache, a.o.cfg.SystemPrompt
 	return func(tools []string) harness.SystemPrompt {
 		var listed []resources.Listed
 		var used []events.ResourceVersion
@@ -141,10 +142,24 @@ func (a *actor) systemPromptFor(h events.Entry) func(tools []string) harness.Sys
 				used = append(used, events.ResourceVersion{Kind: string(s.Kind), Name: s.Name, Version: s.Version})
 			}
 		}
+		// The tenant's parts: its base for a session that gives none (else
+		// the orchestrator's default), and its additions after the base.
+		b, add := base, ""
+		if st, err := cache.Get(tenant, resources.KindSystem, resources.SystemBase); err == nil && b == "" {
+			b = st.Text
+			used = append(used, events.ResourceVersion{Kind: string(st.Kind), Name: st.Name, Version: st.Version})
+		}
+		if b == "" {
+			b = fallback
+		}
+		if st, err := cache.Get(tenant, resources.KindSystem, resources.SystemAppend); err == nil {
+			add = st.Text
+			used = append(used, events.ResourceVersion{Kind: string(st.Kind), Name: st.Name, Version: st.Version})
+		}
 		slices.SortFunc(used, func(x, y events.ResourceVersion) int {
 			return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name))
 		})
-		text := resources.Build(resources.SystemPrompt{Base: base, Skills: listed, Tools: tools,
+		text := resources.Build(resources.SystemPrompt{Base: b, Append: add, Skills: listed, Tools: tools,
 			Date: time.Now().UTC().Format(time.DateOnly), Cwd: cwd})
 		return harness.SystemPrompt{Text: text, Resources: used}
 	}

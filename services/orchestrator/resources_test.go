@@ -357,3 +357,61 @@ func TestReadOfAListedSkill(t *testing.T) {
 		}
 	}
 }
+
+// A tenant's system prompt parts: its base for sessions that give none,
+// its additions after any base; both recorded as resources of the build,
+// and a change applies from the next run.
+func TestTenantSystemPromptParts(t *testing.T) {
+	p := newPlatform(t)
+	store := p.resources()
+	ctx := context.Background()
+	if _, err := store.Put(ctx, "acme", resources.KindSystem, resources.SystemBase, "Acme base."); err != nil {
+		t.Fatal(err)
+	}
+	add, err := store.Put(ctx, "acme", resources.KindSystem, resources.SystemAppend, "Never deploy on Fridays.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, "acme", resources.KindSystem, "other", "x"); err == nil || !strings.Contains(err.Error(), "name must be base") {
+		t.Fatalf("a part named other: %v", err)
+	}
+	sc, err := scripted.Parse([]byte(`{"rules": [{"reply": {"text": "ok"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &sysRecording{scriptedModels: scriptedModels{scripted.New(sc)}, prompts: map[string][]string{}}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: rec, DefaultModel: "scripted/test", SystemPrompt: "Orchestrator default.", Logger: failOnRefusedMove(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, context.Background(), "orchestrator", o.Run)
+	run := func(tenant, sid, system, text string) events.SystemPromptRecord {
+		t.Helper()
+		ref := events.SessionRef{Tenant: tenant, ID: sid}
+		p.sendTo(tenant, events.Command{ID: "c-" + text, Type: events.CmdCreate, SessionID: sid, SystemPrompt: system, Tools: []string{}})
+		p.sendTo(tenant, events.Command{ID: "p-" + text, Type: events.CmdPrompt, SessionID: sid, Text: text})
+		es := p.waitLogOf(ref, "the reply to "+text, func(es []events.Entry) bool { return userFor(es, "p-"+text) != nil && lastText(es) == "ok" })
+		r, ok, err := events.LastSystemPrompt(es)
+		if err != nil || !ok {
+			t.Fatalf("%s: no system prompt record (%v)", text, err)
+		}
+		if sent := rec.of(text); len(sent) != 1 || sent[0] != r.Text {
+			t.Fatalf("%s: sent %q, recorded %q", text, sent, r.Text)
+		}
+		return r
+	}
+	r := run("acme", "s1", "", "plain")
+	if !strings.HasPrefix(r.Text, "Acme base.\n\nNever deploy on Fridays.\nCurrent date: ") || len(r.Resources) != 2 ||
+		r.Resources[0].Name != resources.SystemAppend || r.Resources[0].Version != add.Version || r.Resources[1].Name != resources.SystemBase {
+		t.Errorf("a session without a prompt: %+v", r)
+	}
+	r = run("acme", "s2", "Own prompt.", "own")
+	if !strings.HasPrefix(r.Text, "Own prompt.\n\nNever deploy on Fridays.\n") || len(r.Resources) != 1 {
+		t.Errorf("a session with its own prompt: %+v", r)
+	}
+	r = run("beta", "s1", "", "beta")
+	if !strings.HasPrefix(r.Text, "Orchestrator default.\nCurrent date: ") || len(r.Resources) != 0 {
+		t.Errorf("a tenant without parts: %+v", r)
+	}
+}

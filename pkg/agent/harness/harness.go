@@ -98,6 +98,8 @@ type Harness struct {
 		// the run, nil for none: it holds for the whole run, over what
 		// the save points build (record.go).
 		hookPrompt *SystemPrompt
+		// built is what SystemPromptFor last gave the run (record.go).
+		built SystemPrompt
 	}
 }
 

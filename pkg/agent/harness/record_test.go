@@ -73,7 +73,7 @@ func TestSystemPromptRecordedWhenItChanges(t *testing.T) {
 	if got := strings.Join(sent, ","); got != "v1,v2,v2" {
 		t.Fatalf("system prompts sent: %s, want v1,v2,v2", got)
 	}
-	want := "custom:cairn.system_prompt | user:go | assistant::toolUse | toolResult:gate done | custom:cairn.system_prompt | assistant:done:stop | user:again | assistant:done:stop"
+	want := "user:go | custom:cairn.system_prompt | assistant::toolUse | toolResult:gate done | custom:cairn.system_prompt | assistant:done:stop | user:again | assistant:done:stop"
 	if got := summary(f.sess.Entries()); got != want {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/agent"
@@ -62,10 +61,10 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.version = h.mu.version
 	s := h.mu.settings
 	h.mu.Unlock()
-	var built SystemPrompt
+	h.run.built = SystemPrompt{}
 	if h.cfg.SystemPromptFor != nil {
-		built = h.cfg.SystemPromptFor(toolNames(s.tools))
-		s.system = built.Text
+		h.run.built = h.cfg.SystemPromptFor(toolNames(s.tools))
+		s.system = h.run.built.Text
 		h.mu.Lock()
 		h.mu.settings.system = s.system
 		h.mu.Unlock()
@@ -112,11 +111,10 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	}
 	// Next-turn messages leave their queue only now that nothing before
 	// the run can fail.
-	var prompts, queued []events.Message
+	var prompts []events.Message
 	if !cont {
 		h.mu.Lock()
-		queued = h.mu.next
-		prompts = append(slices.Clip(queued), msgs...)
+		prompts = append(h.mu.next, msgs...)
 		h.mu.next = nil
 		h.mu.Unlock()
 	}
@@ -129,16 +127,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 			h.run.hookPrompt = &SystemPrompt{Text: system}
 		}
 	}
-	if h.cfg.SystemPromptFor != nil {
-		if err := h.recordSystemPrompt(ctx, built); err != nil {
-			if len(queued) > 0 { // they wait for the next run, as if it had not started
-				h.mu.Lock()
-				h.mu.next = append(queued, h.mu.next...)
-				h.mu.Unlock()
-			}
-			return err
-		}
-	}
+
 	cfg := h.loopConfig(s)
 	c := &agent.Context{SystemPrompt: system, Messages: msgsCtx, Tools: s.tools}
 	switch mode {
@@ -203,7 +192,7 @@ func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
 
 func (h *Harness) loopConfig(s settings) agent.Config {
 	return agent.Config{
-		Provider:      s.provider,
+		Provider:      h.provider(s.provider),
 		Model:         s.model,
 		ThinkingLevel: s.thinking,
 		Stream:        s.stream,
@@ -293,10 +282,7 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 			h.mu.version++
 		}
 		h.mu.Unlock()
-		if err := h.recordSystemPrompt(ctx, p); err != nil && h.run.writeErr == nil {
-			h.run.writeErr = err
-			h.run.cancel(err)
-		}
+		h.run.built = p
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -308,7 +294,7 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	if hp := h.run.hookPrompt; hp != nil {
 		s.system = hp.Text // the hook's prompt holds for the run
 	}
-	next.Provider, next.Model, next.ThinkingLevel = s.provider, &s.model, &s.thinking
+	next.Provider, next.Model, next.ThinkingLevel = h.provider(s.provider), &s.model, &s.thinking
 	next.SystemPrompt, next.Tools, next.SetTools, next.Stream = &s.system, s.tools, true, &s.stream
 	return next
 }
