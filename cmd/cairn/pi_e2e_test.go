@@ -355,7 +355,7 @@ func TestPiNavigationOverTheAPI(t *testing.T) {
 	pp.create(t, "nav")
 	pp.prompt(t, "nav", "first question", 1)
 	pp.prompt(t, "nav", "second question", 2)
-	es := pp.entries(t, "nav") // session, user, assistant, user, assistant
+	es := withoutPromptRecords(pp.entries(t, "nav")) // session, user, assistant, user, assistant
 	user1, reply1, user2, reply2 := es[1].ID, es[2].ID, es[3].ID, es[4].ID
 
 	// To a user message: the leaf is its parent, and its text comes back.

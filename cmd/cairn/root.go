@@ -73,6 +73,7 @@ func newRoot(e *env) *cobra.Command {
 		newKeysCmd(e),
 		newResourceCmd(e, "skill"),
 		newResourceCmd(e, "template"),
+		newResourceCmd(e, "system"),
 		newResourcesCmd(e),
 		newHealthcheckCmd(e),
 	)

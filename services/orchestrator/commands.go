@@ -317,10 +317,10 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 		a.reject(ctx, cmd, codeInvalid, err.Error())
 		return
 	}
+	// The header keeps the session's own prompt only: without one, the
+	// builder takes the tenant's base, else the orchestrator's default,
+	// at each run (resources.go), and the log records what it built.
 	systemPrompt := cmd.SystemPrompt
-	if systemPrompt == "" {
-		systemPrompt = a.o.cfg.SystemPrompt
-	}
 	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid.ID, Tenant: a.sid.Tenant, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
 		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals,

@@ -44,6 +44,9 @@ func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, e
 				return nil, fmt.Errorf("tools[%d]: tool %q is not registered by any toolrunner pool (%v)", i, n, err)
 			}
 			t = &remoteTool{reg: reg, bus: a.o.bus, waits: a.waits, store: a.st, session: a.sid, workspace: workspace}
+			if n == "read" {
+				t.skill = a.skillFile
+			}
 			if a.st != nil {
 				a.tools[n] = t // before the session exists, names are only checked
 			}

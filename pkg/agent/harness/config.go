@@ -46,8 +46,9 @@ type Config struct {
 	// every run and at every save point from the active tools' names then;
 	// what it returns replaces SystemPrompt (and SetSystemPrompt's) from
 	// that model call on. It is called on the run's goroutine and must not
-	// block on the harness.
-	SystemPromptFor func(activeTools []string) string
+	// block on the harness. With it the harness records the prompt each
+	// model call is sent with (events.CustomSystemPrompt; record.go).
+	SystemPromptFor func(activeTools []string) SystemPrompt
 	// Tools the agent may call. The context's active tools (the header's
 	// tools, then the last active_tools_change) narrow them to the names
 	// they list.
