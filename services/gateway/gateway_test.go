@@ -284,8 +284,18 @@ func publishEvent(t *testing.T, f *fixture, sid string, i int) {
 	}
 }
 
+// created stores a create of session sid in tenant ("" the default):
+// the event stream of a session answers 404 before that.
+func (f *fixture) created(t *testing.T, tenant, sid string) {
+	t.Helper()
+	if code, body := f.doAs(t, tenant, "POST", "/v1/sessions", `{"id":"`+sid+`"}`); code != http.StatusCreated {
+		t.Fatalf("create %s = %d %s", sid, code, body)
+	}
+}
+
 func TestEventsStreamAndResume(t *testing.T) {
 	f := newFixture(t, nil)
+	f.created(t, "", "s1")
 	publishEvent(t, f, "other", 0) // another session's event must not show up
 	for i := 1; i <= 3; i++ {
 		publishEvent(t, f, "s1", i)
