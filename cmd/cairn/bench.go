@@ -41,9 +41,29 @@ func newBenchCmd(e *env) *cobra.Command {
 	profile := c.Flags().String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := c.Flags().String("memprofile", "", "write a heap profile, taken when every session is idle and shrunk, to this file")
 	overTCP := c.Flags().Bool("over-tcp", false, "connect the orchestrator and the toolrunner over TCP loopback, as separate processes would (default: in-process connections, as cairn up)")
+	viaGateway := c.Flags().Bool("gateway", false, "drive the running gateway --server names over HTTP with --token (an API key or an OIDC JWT; default the key cairn up recorded) instead of a platform of its own over NATS: every request authenticated, prompts followed over SSE")
+	text := c.Flags().String("text", "hello", "with --gateway: the prompt's text (the gateway's default model must answer it)")
 	c.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if *n < 1 || *m < 1 {
 			return usagef("--sessions and --prompts must be positive")
+		}
+		if *viaGateway {
+			for _, f := range []string{"latency", "ramp", "cpuprofile", "memprofile", "over-tcp"} {
+				if cmd.Flags().Changed(f) {
+					return usagef("--%s: the bench's own platform only; with --gateway the gateway's platform runs as it is", f)
+				}
+			}
+			if *text == "" {
+				return usagef("--text: must not be empty")
+			}
+			cl, err := clientFrom(cmd)
+			if err != nil {
+				return err
+			}
+			return gatewayBench{cl: cl, sessions: *n, prompts: *m, text: *text}.run(cmd.Context(), e.stdout)
+		}
+		if cmd.Flags().Changed("text") {
+			return usagef("--text: with --gateway only")
 		}
 		if *profile != "" {
 			f, err := os.Create(*profile)

@@ -19,7 +19,8 @@ import (
 // processes with each tenant's own key. The same session id in both is two
 // sessions; each tenant sees only its own sessions, entries, events (SSE
 // resumed with Last-Event-ID and ?after=), command status, audit and
-// usage; another tenant's session answers byte for byte as a missing one;
+// usage; another tenant's session answers byte for byte as a missing one
+// (its event stream too: 404);
 // only the platform admin acts for another tenant (--tenant).
 func TestE2ETwoTenantsSeeOnlyTheirOwn(t *testing.T) {
 	u := startUp(t)
@@ -89,13 +90,14 @@ func TestE2ETwoTenantsSeeOnlyTheirOwn(t *testing.T) {
 	if codeA != codeM || strings.ReplaceAll(bodyM, "never-sent", "X") != strings.ReplaceAll(bodyA, acmePrompt, "X") || strings.Contains(bodyA, principal("acme")) {
 		t.Errorf("acme's command id in beta's session: %d %s; a command never sent: %d %s", codeA, bodyA, codeM, bodyM)
 	}
-	// SSE resumed after an event (Last-Event-ID, ?after=): the stream of
-	// acme's session as beta is the stream of a missing session, no event
-	// of acme's in it.
-	for _, resume := range []struct{ header, query string }{{"1", ""}, {"", "?after=1"}, {"", "?from=start"}} {
+	// SSE, fresh and resumed after an event (Last-Event-ID, ?after=): the
+	// stream of acme's session as beta is a missing session's, the 404 the
+	// JSON routes answer, no event of acme's in it.
+	for _, resume := range []struct{ header, query string }{{"", ""}, {"1", ""}, {"", "?after=1"}, {"", "?from=start"}} {
 		a := u.sseUntilLive(t, keys["beta"], "/v1/sessions/aonly/events"+resume.query, resume.header)
 		m := u.sseUntilLive(t, keys["beta"], "/v1/sessions/nowhere/events"+resume.query, resume.header)
-		if a != m || strings.Contains(a, "data:") {
+		m = strings.ReplaceAll(m, "nowhere", "aonly")
+		if a != m || strings.Contains(a, "data:") || !strings.HasPrefix(a, "404 ") {
 			t.Errorf("SSE %+v: beta gets %q for acme's session, %q for a missing one", resume, a, m)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cairn-agents/cairn/internal/mcptest"
 )
 
 // runCairn runs the binary's run function with args and returns its exit
@@ -23,7 +25,13 @@ func runCairn(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // does for a user (serverkeys.go), and sends that key with every request
 // of http.DefaultTransport to a platform that recorded one: the one helper
 // through which the tests' own HTTP calls carry the platform's admin key.
+//
+// Started as CAIRN_TEST_CHILD=mcpserver (by a toolrunner an e2e test
+// starts with --mcp), the binary is internal/mcptest's MCP server instead.
 func TestMain(m *testing.M) {
+	if os.Getenv("CAIRN_TEST_CHILD") == "mcpserver" {
+		os.Exit(mcptest.Serve())
+	}
 	dir, err := os.MkdirTemp("", "cairn-test-config-")
 	if err != nil {
 		panic(err)

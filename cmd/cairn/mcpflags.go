@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-agents/cairn/pkg/mcptool"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/resources"
 	"github.com/spf13/cobra"
 )
@@ -65,9 +66,9 @@ func (m *mcpFlags) parse() ([]mcptool.Server, error) {
 	}
 	setHeader := func(srv *mcptool.Server, k, v string) {
 		if srv.Headers == nil {
-			srv.Headers = map[string]mcptool.Secret{}
+			srv.Headers = map[string]secret.Secret{}
 		}
-		srv.Headers[k] = mcptool.Secret(v)
+		srv.Headers[k] = secret.Secret(v)
 	}
 	for _, h := range m.headers {
 		name, hv, ok := strings.Cut(h, "=")

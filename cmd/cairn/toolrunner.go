@@ -54,6 +54,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 	replicas := f.Int("replicas", 1, "replicas of the streams and buckets it creates")
 	sandboxLevel := addSandboxFlag(c)
 	mcpf := addMCPFlags(c)
+	mcpOnly := f.Bool("mcp-only", false, "serve the --mcp servers' tools alone, not the built-in tools: a pool of its own beside the one serving the built-ins")
 	allowPorts := f.String("sandbox-allow-ports", envOr("CAIRN_SANDBOX_ALLOW_PORTS", ""),
 		"TCP ports tool calls may connect to, comma-separated (env CAIRN_SANDBOX_ALLOW_PORTS; default none: no network)")
 	allowHosts := addAllowHostsFlag(c)
@@ -86,7 +87,7 @@ SIGTERM or SIGINT: stop taking calls, let running ones finish for
 		cfg := toolrunner.Config{NATSURL: natsURL.URL, NATSOptions: natsOpts, Prefix: *prefix, WorkspaceRoot: *root, Pool: *pool, Tenants: splitList(*tenants),
 			Concurrency: *concurrency, HTTPAddr: *httpAddr, ShutdownTimeout: *shutdown, AckWait: *ackWait,
 			Name: *name, CheckOnly: *checkOnly, Replicas: *replicas, Logger: log,
-			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports, AllowHosts: hosts}, MCP: mcps}
+			Sandbox: level, SandboxPolicy: sandbox.Policy{AllowPorts: ports, AllowHosts: hosts}, MCP: mcps, MCPOnly: *mcpOnly}
 		if *concurrency < 1 {
 			return usagef("--concurrency must be at least 1, got %d", *concurrency)
 		}

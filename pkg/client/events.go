@@ -83,7 +83,9 @@ type EventStream struct {
 
 // FollowEvents opens session sid's event stream (GET .../events). It
 // returns once the gateway has subscribed, so the events of a command sent
-// afterwards are all seen. Cancelling ctx ends the stream: a blocked Next
+// afterwards are all seen. A session the gateway does not know (no log, no
+// stored create; another tenant's included) is ErrNotFound: open the stream
+// after CreateSession, with or without WaitApplied. Cancelling ctx ends the stream: a blocked Next
 // returns ctx's error. Close it when done.
 func (c *Client) FollowEvents(ctx context.Context, sid string, opts FollowOptions) (*EventStream, error) {
 	path, err := sessionPath(sid, "/events")

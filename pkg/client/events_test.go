@@ -220,12 +220,19 @@ func TestFollowResumesWithoutGapsOrRepeats(t *testing.T) {
 }
 
 // Close ends a blocked Next with ErrClosed; cancelling the context ends it
-// with the context's error; a stream the gateway refuses is an *Error.
+// with the context's error; a stream the gateway refuses is an *Error, a
+// missing session's ErrNotFound.
 func TestFollowEndsOnCloseAndCancel(t *testing.T) {
 	p := newPlatform(t)
 	cl := newClient(t, p.URL)
 	ctx := ctxFor(t)
-	s, err := cl.FollowEvents(ctx, "quiet", client.FollowOptions{})
+	if _, err := cl.FollowEvents(ctx, "quiet", client.FollowOptions{}); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("follow of a missing session = %v, want ErrNotFound", err)
+	}
+	if _, err := cl.CreateSession(ctx, client.CreateSession{ID: "quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cl.FollowEvents(ctx, "quiet", client.FollowOptions{}) // a create stored is enough
 	if err != nil {
 		t.Fatal(err)
 	}

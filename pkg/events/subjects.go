@@ -185,6 +185,10 @@ func (n Names) StoredCommandSubject(p int, r SessionRef) string {
 	return n.p() + ".cmd." + strconv.Itoa(p) + "." + r.String()
 }
 
+// StoredSessionCommands covers the stored commands of session r, whatever
+// its partition (see [Names.StoredCommands]).
+func (n Names) StoredSessionCommands(r SessionRef) string { return n.p() + ".cmd.*." + r.String() }
+
 // StoredCommands is the subject transform destination of
 // [Names.CommandsStream]: a command published on [Names.CommandSubject] is
 // stored as <prefix>.cmd.<p>.<tenant>.<sid>, p being the partition of the

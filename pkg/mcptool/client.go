@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
@@ -224,7 +225,7 @@ func (c *client) snapshot() (tools []tool.Tool, problems []string) {
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {
-	headers map[string]Secret
+	headers map[string]secret.Secret
 	base    http.RoundTripper
 }
 
@@ -232,7 +233,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(h.headers) > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
-			r.Header.Set(k, string(v))
+			r.Header.Set(k, v.Reveal())
 		}
 	}
 	return h.base.RoundTrip(r)

@@ -2,13 +2,13 @@ package mcptool
 
 import (
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 )
 
 // Prefix starts the name of every MCP tool: mcp__<server>__<tool>.
@@ -34,7 +34,7 @@ type Server struct {
 	Env []string
 	// Headers are sent with every HTTP request (e.g. Authorization); their
 	// values are secrets: never logged.
-	Headers map[string]Secret
+	Headers map[string]secret.Secret
 	// Idempotent is the effect class of every tool of the server; default
 	// false (a call interrupted by a crash is not run again).
 	Idempotent bool
@@ -44,14 +44,6 @@ type Server struct {
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
 }
-
-// Secret is a header value that prints as [redacted].
-type Secret string
-
-func (Secret) String() string               { return "[redacted]" }
-func (Secret) LogValue() slog.Value         { return slog.StringValue("[redacted]") }
-func (Secret) GoString() string             { return "[redacted]" }
-func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte("[redacted]")) }
 
 // Validate reports the first problem of s, naming the field.
 func (s Server) Validate() error {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/mcptest"
+	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/tool"
 )
 
@@ -121,7 +123,7 @@ func text(r tool.Result) string {
 func TestToolsOverStdioAndHTTP(t *testing.T) {
 	url := httpServer(t, "s3cret-token")
 	s, logs := start(t, stdioServer("local"),
-		Server{Name: "remote", URL: url, Headers: map[string]Secret{"Authorization": "Bearer s3cret-token"}, Idempotent: true})
+		Server{Name: "remote", URL: url, Headers: map[string]secret.Secret{"Authorization": "Bearer s3cret-token"}, Idempotent: true})
 	for _, srv := range []string{"local", "remote"} {
 		t.Run(srv, func(t *testing.T) {
 			echo := find(t, s, "mcp__"+srv+"__echo")
@@ -166,7 +168,7 @@ func TestToolsOverStdioAndHTTP(t *testing.T) {
 
 func TestWrongTokenIsAProblemNotAnError(t *testing.T) {
 	url := httpServer(t, "right")
-	s, logs := start(t, Server{Name: "remote", URL: url, Headers: map[string]Secret{"Authorization": "Bearer wrong-token"}, StartTimeout: 5 * time.Second})
+	s, logs := start(t, Server{Name: "remote", URL: url, Headers: map[string]secret.Secret{"Authorization": "Bearer wrong-token"}, StartTimeout: 5 * time.Second})
 	if len(s.Tools()) != 0 {
 		t.Fatalf("tools %v", names(s.Tools()))
 	}
@@ -268,9 +270,9 @@ func TestServerValidation(t *testing.T) {
 		{Server{Name: "a"}, "a command or a URL is required"},
 		{Server{Name: "a", Command: []string{"x"}, URL: "http://h"}, "not both"},
 		{Server{Name: "a", URL: "ftp://user:pw@h/x?token=1"}, `URL "ftp://h/x" is not an http(s) URL`},
-		{Server{Name: "a", URL: "http://h", Headers: map[string]Secret{"Bad Name": "v"}}, "is not a valid HTTP header name"},
-		{Server{Name: "a", URL: "http://h", Headers: map[string]Secret{"X": "v\r\nInjected: 1"}}, "header X: the value has a line break"},
-		{Server{Name: "a", Command: []string{"x"}, Headers: map[string]Secret{"X": "v"}}, "headers are for HTTP servers only"},
+		{Server{Name: "a", URL: "http://h", Headers: map[string]secret.Secret{"Bad Name": "v"}}, "is not a valid HTTP header name"},
+		{Server{Name: "a", URL: "http://h", Headers: map[string]secret.Secret{"X": "v\r\nInjected: 1"}}, "header X: the value has a line break"},
+		{Server{Name: "a", Command: []string{"x"}, Headers: map[string]secret.Secret{"X": "v"}}, "headers are for HTTP servers only"},
 	} {
 		err := c.srv.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -280,7 +282,7 @@ func TestServerValidation(t *testing.T) {
 	if _, err := Start(context.Background(), []Server{stdioServer("x"), stdioServer("x")}, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), `"x" is configured twice`) {
 		t.Fatalf("%v", err)
 	}
-	if got := Secret("tok").String() + slogText(Secret("tok")); strings.Contains(got, "tok") {
+	if got := fmt.Sprint(Server{Name: "a", URL: "http://h", Headers: map[string]secret.Secret{"X": "tok"}}) + slogText(secret.Secret("tok")); strings.Contains(got, "tok") {
 		t.Fatalf("secret printed: %s", got)
 	}
 }

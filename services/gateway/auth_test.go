@@ -493,6 +493,7 @@ func TestOpenAPIDeclaresSecurity(t *testing.T) {
 func TestRevokedKeyEndsItsStream(t *testing.T) {
 	f := newFixture(t, nil)
 	viewer, id := f.newKey(t, f.admin, RoleViewer, DefaultTenant)
+	f.created(t, "", "s1")
 	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+viewer.Reveal())
 	resp, err := http.DefaultClient.Do(req)

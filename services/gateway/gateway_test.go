@@ -43,7 +43,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func authed(token secret.Secret) *http.Client { return &http.Client{Transport: bearer{token}} }
 
 // newFixture runs a gateway over an embedded server with the streams it uses.
-func newFixture(t *testing.T, mutate func(*Config)) *fixture {
+func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	t.Helper()
 	n := events.Names{}
 	_, _, js := natstest.RunProvisioned(t, n, provision.Options{})
@@ -52,7 +52,7 @@ func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 
 // serveFixture runs a gateway on js (whose streams exist), with a fresh
 // bootstrap admin key unless mutate sets one.
-func serveFixture(t *testing.T, js jetstream.JetStream, mutate func(*Config)) *fixture {
+func serveFixture(t testing.TB, js jetstream.JetStream, mutate func(*Config)) *fixture {
 	t.Helper()
 	n := events.Names{}
 	admin, _, err := NewKey()
@@ -94,7 +94,7 @@ func serveFixture(t *testing.T, js jetstream.JetStream, mutate func(*Config)) *f
 }
 
 // waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	kittest.Eventually(t, 10*time.Second, "condition", cond)
 }
@@ -284,8 +284,18 @@ func publishEvent(t *testing.T, f *fixture, sid string, i int) {
 	}
 }
 
+// created stores a create of session sid in tenant ("" the default):
+// the event stream of a session answers 404 before that.
+func (f *fixture) created(t *testing.T, tenant, sid string) {
+	t.Helper()
+	if code, body := f.doAs(t, tenant, "POST", "/v1/sessions", `{"id":"`+sid+`"}`); code != http.StatusCreated {
+		t.Fatalf("create %s = %d %s", sid, code, body)
+	}
+}
+
 func TestEventsStreamAndResume(t *testing.T) {
 	f := newFixture(t, nil)
+	f.created(t, "", "s1")
 	publishEvent(t, f, "other", 0) // another session's event must not show up
 	for i := 1; i <= 3; i++ {
 		publishEvent(t, f, "s1", i)

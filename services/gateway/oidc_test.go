@@ -269,6 +269,7 @@ func TestExpiredTokenEndsItsStream(t *testing.T) {
 	f := oidcFixture(t, is, func(c *OIDCConfig) { c.ClockSkew = time.Millisecond })
 	c := is.claims("streamer")
 	c.Expiry = jwt.NewNumericDate(time.Now().Add(2 * time.Second))
+	f.created(t, "acme", "s1")
 	req, _ := http.NewRequest("GET", f.url+"/v1/sessions/s1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+is.token(t, c))
 	resp, err := http.DefaultClient.Do(req)

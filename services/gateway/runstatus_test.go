@@ -101,6 +101,7 @@ func TestCommandStatusFollowsTheLog(t *testing.T) {
 // replays what came in between.
 func TestEventsStartWithTheirPosition(t *testing.T) {
 	f := newFixture(t, nil)
+	f.created(t, "", "s2")
 	resp, err := f.hc.Get(f.url + "/v1/sessions/s2/events")
 	if err != nil {
 		t.Fatal(err)

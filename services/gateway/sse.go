@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // streamEvents serves a session's live events as SSE. Each event's id is its
 // stream sequence; Last-Event-ID (or ?after=) resumes after it, even 0.
+// A session sessionKnown does not know (another tenant's included) gets
+// the 404 the JSON routes answer, before any stream is opened.
 //
 // A stream that does not resume starts with an id-only field, the position
 // it follows from, so a client that loses the connection before any event
@@ -32,6 +36,18 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported by this connection")
+		return
+	}
+	known, err := g.sessionKnown(r.Context(), sid)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "looking the session up: "+err.Error())
+		return
+	}
+	if !known {
+		// What every JSON route answers for a missing session; another
+		// tenant's session is looked up on this tenant's subjects only, so
+		// it gets this same answer.
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid.ID))
 		return
 	}
 	subject := g.cfg.Names.EventSubject(sid)
@@ -112,6 +128,61 @@ func (g *Gateway) streamEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// createLookups bounds how many stored commands of a session without a
+// log sessionKnown reads in search of its create.
+const createLookups = 64
+
+// sessionKnown reports whether session ref has a log, or a create command
+// stored and not yet applied (a client may open the stream right after a
+// create it did not wait for). Both are read on ref's own subjects
+// (<prefix>.session.<tenant>.<sid>, <prefix>.cmd.*.<tenant>.<sid>), so
+// another tenant's session of that id is not known. A session without a
+// log that was sent more than createLookups other commands first counts as
+// known: its stream is the caller's tenant's and stays empty.
+func (g *Gateway) sessionKnown(ctx context.Context, ref events.SessionRef) (bool, error) {
+	n := g.cfg.Names
+	sessions, err := g.cfg.JetStream.Stream(ctx, n.SessionsStream())
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+	case err != nil:
+		return false, err
+	default:
+		_, err := sessions.GetLastMsgForSubject(ctx, n.SessionSubject(ref))
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return false, err
+		}
+	}
+	cmds, err := g.cfg.JetStream.Stream(ctx, n.CommandsStream())
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	subject := n.StoredSessionCommands(ref)
+	var seq uint64
+	for range createLookups {
+		m, err := cmds.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		seq = m.Sequence
+		var c struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Data, &c) == nil && c.Type == events.CmdCreate {
+			return true, nil
+		}
+	}
+	return true, nil
 }
 
 // revokedStreamCheck is how often an SSE stream checks that the API key it

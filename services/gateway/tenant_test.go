@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +29,46 @@ func (f *fixture) doAs(t *testing.T, tenant, method, path, body string) (int, st
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(data)
+}
+
+// answer is what a client sees of a response: its status, its headers
+// but Date, and its body. An event stream's body is not read (it would not
+// end): its Content-Type says what it is.
+type answer struct {
+	code   int
+	header http.Header
+	body   string
+}
+
+func (a answer) String() string { return fmt.Sprintf("%d %v %s", a.code, a.header, a.body) }
+
+func (a answer) same(b answer) bool {
+	return a.code == b.code && a.body == b.body && maps.EqualFunc(a.header, b.header, slices.Equal)
+}
+
+// probeAs sends a request acting for tenant, with header h (name: value)
+// when it is not "".
+func (f *fixture) probeAs(t *testing.T, tenant, method, path, h, body string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.url+path, strings.NewReader(body))
+	if tenant != "" {
+		req.Header.Set(events.HeaderTenant, tenant)
+	}
+	if name, value, ok := strings.Cut(h, ": "); ok {
+		req.Header.Set(name, value)
+	}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	a := answer{code: resp.StatusCode, header: resp.Header.Clone()}
+	a.header.Del("Date")
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		data, _ := io.ReadAll(resp.Body)
+		a.body = string(data)
+	}
+	return a
 }
 
 // An attacker's notes: tenant beta asks, through every route, for tenant
@@ -51,22 +94,31 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		}
 		log, c.Log, c.Queries = l, l, queries
 	})
-	type probe struct{ method, path, body string }
-	read := map[string]probe{ // the routes that read one session of the caller's tenant
-		"GET /v1/sessions/{id}/context":              {"GET", "/v1/sessions/s1/context", ""},
-		"GET /v1/sessions/{id}/export":               {"GET", "/v1/sessions/s1/export", ""},
-		"GET /v1/sessions/{id}/records":              {"GET", "/v1/sessions/s1/records", ""},
-		"GET /v1/sessions/{id}/commands/{commandId}": {"GET", "/v1/sessions/s1/commands/c1", ""},
-		"GET /v1/sessions/{id}/replay":               {"GET", "/v1/sessions/s1/replay", ""},
-		"GET /v1/sessions/{id}":                      {"GET", "/v1/sessions/s1", ""},
-		"GET /v1/sessions/{id}/entries":              {"GET", "/v1/sessions/s1/entries?after=1", ""},
-		"GET /v1/sessions/{id}/tree":                 {"GET", "/v1/sessions/s1/tree", ""},
+	type probe struct{ method, path, header, body string }
+	read := map[string][]probe{ // the routes that read one session of the caller's tenant
+		"GET /v1/sessions/{id}/context":              {{"GET", "/v1/sessions/s1/context", "", ""}},
+		"GET /v1/sessions/{id}/export":               {{"GET", "/v1/sessions/s1/export", "", ""}},
+		"GET /v1/sessions/{id}/records":              {{"GET", "/v1/sessions/s1/records", "", ""}},
+		"GET /v1/sessions/{id}/commands/{commandId}": {{"GET", "/v1/sessions/s1/commands/c1", "", ""}},
+		"GET /v1/sessions/{id}/replay":               {{"GET", "/v1/sessions/s1/replay", "", ""}},
+		"GET /v1/sessions/{id}":                      {{"GET", "/v1/sessions/s1", "", ""}},
+		"GET /v1/sessions/{id}/entries":              {{"GET", "/v1/sessions/s1/entries?after=1", "", ""}},
+		"GET /v1/sessions/{id}/tree":                 {{"GET", "/v1/sessions/s1/tree", "", ""}},
+		"GET /v1/sessions/{id}/events": { // SSE: fresh, resumed by header and by cursor
+			{"GET", "/v1/sessions/s1/events", "", ""},
+			{"GET", "/v1/sessions/s1/events", "Last-Event-ID: 0", ""},
+			{"GET", "/v1/sessions/s1/events?after=0", "", ""},
+			{"GET", "/v1/sessions/s1/events?from=start", "Accept: text/event-stream", ""},
+			// s2 has a create of acme's stored, not applied: an event
+			// stream of acme's, opened before the session is written.
+			{"GET", "/v1/sessions/s2/events", "", ""},
+			{"GET", "/v1/sessions/s2/events", "Last-Event-ID: 0", ""},
+		},
 	}
 	// Routes whose tenancy another test covers, or that name no session.
 	other := map[string]string{
 		"POST /v1/sessions":                  "creates in the caller's tenant: TestCreateIsTheCallersTenants",
 		"POST /v1/sessions/{id}/commands":    "probed above with wait=applied",
-		"GET /v1/sessions/{id}/events":       "reads only <prefix>.events.<tenant>.<sid>: TestE2ETwoTenantsSeeOnlyTheirOwn (cmd/cairn)",
 		"POST /v1/import":                    "imports into the caller's tenant: TestCreateIsTheCallersTenants",
 		"GET /v1/sessions":                   "the projector's, with the tenant header (checked below)",
 		"GET /v1/audit/tool-calls":           "the projector's, with the tenant header",
@@ -107,14 +159,25 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 			t.Errorf("route %s has no tenancy case in this test", p)
 		}
 	}
-	before := map[string]string{}
-	for name, pr := range read {
-		code, body := f.doAs(t, "beta", pr.method, pr.path, pr.body)
-		before[name] = body
-		if code != http.StatusNotFound && code != http.StatusConflict {
-			t.Errorf("%s for a missing session = %d %s", name, code, body)
+	before := map[probe]answer{}
+	for name, prs := range read {
+		for _, pr := range prs {
+			a := f.probeAs(t, "beta", pr.method, pr.path, pr.header, pr.body)
+			before[pr] = a
+			if a.code != http.StatusNotFound && a.code != http.StatusConflict {
+				t.Errorf("%s %v for a missing session = %v", name, pr, a)
+			}
 		}
 	}
+	// The event stream of a missing session answers as the log's JSON
+	// routes do: same status, headers and body.
+	missing := f.probeAs(t, "beta", "GET", "/v1/sessions/s1/context", "", "")
+	for _, pr := range read["GET /v1/sessions/{id}/events"] {
+		if a := before[pr]; !a.same(answer{missing.code, missing.header, strings.ReplaceAll(missing.body, "s1", strings.Split(pr.path, "/")[3])}) {
+			t.Errorf("events %v of a missing session = %v, want what /context answers: %v", pr, a, missing)
+		}
+	}
+	f.created(t, "acme", "s2")
 	s, err := session.Create(context.Background(), log, events.Entry{ID: "s1", Tenant: "acme", Model: "scripted/demo"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,15 +186,22 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		Message: &events.Message{Role: events.RoleUser, Content: events.TextContent("secret of acme"), CommandID: "c1"}}); err != nil {
 		t.Fatal(err)
 	}
-	for name, pr := range read {
-		code, body := f.doAs(t, "beta", pr.method, pr.path, pr.body)
-		if body != before[name] || strings.Contains(body, "acme") {
-			t.Errorf("%s: beta got %d %s for acme's session, and %s for a missing one", name, code, body, before[name])
+	for name, prs := range read {
+		for _, pr := range prs {
+			a := f.probeAs(t, "beta", pr.method, pr.path, pr.header, pr.body)
+			if !a.same(before[pr]) || strings.Contains(a.body, "acme") {
+				t.Errorf("%s %v: beta got %v for acme's session, and %v for a missing one", name, pr, a, before[pr])
+			}
 		}
 	}
-	// acme itself reads its session.
+	// acme itself reads its session, and follows both streams.
 	if code, body := f.doAs(t, "acme", "GET", "/v1/sessions/s1/context", ""); code != http.StatusOK || !strings.Contains(body, "secret of acme") {
 		t.Errorf("acme's own context = %d %s", code, body)
+	}
+	for _, pr := range read["GET /v1/sessions/{id}/events"] {
+		if a := f.probeAs(t, "acme", pr.method, pr.path, pr.header, pr.body); a.code != http.StatusOK || a.header.Get("Content-Type") != "text/event-stream" {
+			t.Errorf("acme's own events %v = %v", pr, a)
+		}
 	}
 	mu.Lock()
 	for _, tn := range seen {

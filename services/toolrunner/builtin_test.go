@@ -50,6 +50,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		"concurrency":   {WorkspaceRoot: t.TempDir(), Concurrency: -1},
 		"ackWait":       {WorkspaceRoot: t.TempDir(), AckWait: 1},
 		"replicas":      {WorkspaceRoot: t.TempDir(), Replicas: 7},
+		"mcpOnly":       {WorkspaceRoot: t.TempDir(), MCPOnly: true}, // and no MCP server
 	} {
 		err := cfg.Validate()
 		var fe *events.FieldError

@@ -51,6 +51,11 @@ type Config struct {
 	// read, write, edit, bash, grep, find, ls) over WorkspaceRoot, each call
 	// confined by the sandbox. Tools given here run as they are.
 	Tools []tool.Tool
+	// MCPOnly serves the MCP servers' tools alone, without the built-in
+	// tools: a pool of its own for a team's MCP tools beside the pool that
+	// serves the built-ins (a tool name is one pool's). It needs MCP and no
+	// Tools.
+	MCPOnly bool
 	// MCP are MCP servers whose tools the runner serves besides Tools, as
 	// mcp__<server>__<tool> (pkg/mcptool); default none. They run outside
 	// the sandbox.
@@ -125,6 +130,9 @@ func (c Config) Validate() error {
 		if t == nil {
 			return fieldErr(fmt.Sprintf("tools[%d]", i), "is nil")
 		}
+	}
+	if c.MCPOnly && (len(c.MCP) == 0 || len(c.Tools) > 0) {
+		return fieldErr("mcpOnly", "needs MCP servers and no Tools (it leaves the built-in tools out)")
 	}
 	return nil
 }

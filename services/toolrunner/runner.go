@@ -163,7 +163,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	tl := c.Tools
-	if len(tl) == 0 {
+	if len(tl) == 0 && !c.MCPOnly {
 		set, confined, err := sb.Tools(c.WorkspaceRoot)
 		if err != nil {
 			return fmt.Errorf("toolrunner: built-in tools: %w", err)

@@ -7,7 +7,10 @@
 // A Secret is an immutable string, safe for concurrent use.
 package secret
 
-import "log/slog"
+import (
+	"fmt"
+	"log/slog"
+)
 
 // Redacted is what a Secret shows instead of its value.
 const Redacted = "[redacted]"
@@ -31,6 +34,10 @@ func (s Secret) String() string {
 
 // GoString is String, so %#v redacts too.
 func (s Secret) GoString() string { return s.String() }
+
+// Format writes String whatever the verb and flags: %d, %x or a width
+// would otherwise print the value or its bytes.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 
 // LogValue redacts the value in slog output.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }

@@ -17,7 +17,7 @@ func TestSecretNeverShows(t *testing.T) {
 	log.Info("x", "key", s, "cfg", struct{ Key Secret }{s})
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("y", "key", s)
 	j, _ := json.Marshal(struct{ Key Secret }{s})
-	out := logs.String() + string(j) + fmt.Sprint(s) + fmt.Sprintf("%v %+v %#v %s %q", s, s, s, s, s) +
+	out := logs.String() + string(j) + fmt.Sprint(s) + fmt.Sprintf("%v %+v %#v %s %q %d %x %X %10.3s", s, s, s, s, s, s, s, s, s) +
 		fmt.Sprintf("%+v %#v", struct{ Key Secret }{s}, struct{ Key Secret }{s})
 	if strings.Contains(out, key) {
 		t.Fatalf("the key leaked: %s", out)
