@@ -142,3 +142,54 @@ func TestTTLFloor(t *testing.T) {
 		t.Fatalf("a TTL under %s was accepted", MinTTL)
 	}
 }
+
+// Holds follows the clock, not the lease loop: a writer that wakes from a
+// freeze is refused at its deadline even though Run has not yet woken to
+// call Lost, and a renewal on time makes it true again.
+func TestHoldsEndsAtTheDeadlineBeforeLost(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(events.Names{}, 1, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	move := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	var lost []int
+	m, err := New(Config{KV: kv, Instance: "a", Partitions: 2, TTL: time.Second, Now: clock,
+		Lost: func(p int) { lost = append(lost, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Holds(0) || m.Holds(1) {
+		t.Fatal("Holds is true before any lease was taken")
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Holds(0) || !m.Holds(1) {
+		t.Fatal("Holds is false for leases just taken")
+	}
+	if m.Holds(-1) || m.Holds(2) {
+		t.Fatal("Holds is true for a partition out of range")
+	}
+	move(m.cfg.TTL - m.margin() - time.Millisecond)
+	if !m.Holds(0) {
+		t.Fatal("Holds is false before the deadline")
+	}
+	move(time.Millisecond)
+	if m.Holds(0) || m.Holds(1) {
+		t.Fatal("Holds is true at the deadline")
+	}
+	if len(lost) != 0 || len(m.Held()) != 2 {
+		t.Fatalf("lost %v, held %v: only the clock moved, the loop did not run", lost, m.Held())
+	}
+	// The loop wakes: it gives both up, and Holds stays false.
+	m.fence()
+	if len(lost) != 2 || m.Holds(0) || m.Holds(1) {
+		t.Fatalf("after fence lost %v, Holds %v %v", lost, m.Holds(0), m.Holds(1))
+	}
+}
