@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -32,11 +34,9 @@ import (
 // the projection compared with an online rebuild, and one FIGURES line
 // printed (DESIGN §15).
 //
-// Known gap (2026-12-01): the gateway is published on an ephemeral host
-// port, which Docker changes when kill-gateway starts the container again;
-// the client keeps the old port, so every later command fails to be
-// acknowledged and the run ends at its timeout. Re-resolve the port (or
-// publish a fixed one) before relying on a run with kill-gateway.
+// The gateway is published on an ephemeral host port, which Docker changes
+// when kill-gateway starts the container again: the client dials through
+// gatewayAddr, which resolves the port again when a dial fails.
 func TestComposeChaos(t *testing.T) {
 	n := envInt(t, "CAIRN_CHAOS_SESSIONS", 40)
 	faultsFor := envDur(t, "CAIRN_CHAOS_FAULTS_FOR", 2*time.Minute)
@@ -180,16 +180,75 @@ func up(t *testing.T, within time.Duration) (*client.Client, *compose, context.C
 	if out, err := c.run(ctx, "up", "-d", "--no-build"); err != nil {
 		t.Fatalf("up: %v\n%s", err, out)
 	}
-	out, err := c.run(ctx, "port", "gateway", "8080")
+	g := &gatewayAddr{c: c}
+	addr, err := g.resolve(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := client.New("http://"+strings.TrimSpace(out), client.WithToken(key))
+	g.addr = addr
+	hc := &http.Client{Transport: &http.Transport{DialContext: g.dial, MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second}}
+	cl, err := client.New("http://"+addr, client.WithToken(key), client.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the gateway to answer", func() error { return cl.Health(ctx) })
 	return cl, c, ctx
+}
+
+// gatewayAddr is the gateway's published host address, followed across
+// restarts: Docker gives a container started again (kill-gateway, then
+// start) a new ephemeral host port, so a dial that fails resolves the
+// address again with `compose port` and, if it moved, dials the new one.
+// One resolution runs at a time; dials that failed meanwhile use its answer.
+type gatewayAddr struct {
+	c         *compose
+	resolving sync.Mutex // one `compose port` at a time
+	mu        sync.Mutex
+	addr      string
+}
+
+func (g *gatewayAddr) current() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.addr
+}
+
+// resolve asks compose for the host address of the gateway's port 8080.
+func (g *gatewayAddr) resolve(ctx context.Context) (string, error) {
+	out, err := g.c.run(ctx, "port", "gateway", "8080")
+	if err != nil {
+		return "", err
+	}
+	addr := strings.TrimSpace(out)
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		return "", fmt.Errorf("the gateway is not published (compose port: %q)", addr)
+	}
+	return addr, nil
+}
+
+// dial is the client transport's DialContext: the address asked for is
+// the one the client was made with, and is ignored.
+func (g *gatewayAddr) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+	var d net.Dialer
+	addr := g.current()
+	conn, err := d.DialContext(ctx, network, addr)
+	if err == nil {
+		return conn, nil
+	}
+	g.resolving.Lock()
+	defer g.resolving.Unlock()
+	if now := g.current(); now != addr {
+		return d.DialContext(ctx, network, now) // another dial resolved it meanwhile
+	}
+	fresh, rerr := g.resolve(ctx)
+	if rerr != nil || fresh == addr {
+		return nil, err // still down, or the same port: the caller retries
+	}
+	g.c.t.Logf("the gateway moved from %s to %s", addr, fresh)
+	g.mu.Lock()
+	g.addr = fresh
+	g.mu.Unlock()
+	return d.DialContext(ctx, network, fresh)
 }
 
 // waitQuiet waits (bounded) until command cid is applied and the session idle.
