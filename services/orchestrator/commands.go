@@ -318,6 +318,10 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid.ID, Tenant: a.sid.Tenant, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
 		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals}
+	if err := a.part.awaitWritable(ctx); err != nil {
+		a.log.Warn("cannot create the session", "err", err)
+		return // given up: the command stays pending; the next owner creates it
+	}
 	s, err := session.Create(ctx, a.o.cfg.Log, h)
 	if err != nil {
 		if errors.Is(err, session.ErrConflict) {

@@ -193,3 +193,44 @@ func TestHoldsEndsAtTheDeadlineBeforeLost(t *testing.T) {
 		t.Fatalf("after fence lost %v, Holds %v %v", lost, m.Holds(0), m.Holds(1))
 	}
 }
+
+// A renewal that lands after the deadline, before the loop gave the lease
+// up, succeeded on the key's revision, so nobody else held it: Holds is
+// true again and Changed wakes the writers that waited.
+func TestLateRenewalHoldsAgainAndSignals(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(events.Names{}, 1, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	m, err := New(Config{KV: kv, Instance: "a", Partitions: 1, TTL: time.Minute, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(m.cfg.TTL) // past the deadline, the key still stands (real time)
+	mu.Unlock()
+	changed := m.Changed()
+	if m.Holds(0) {
+		t.Fatal("Holds is true past the deadline")
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("the renewal did not signal Changed")
+	}
+	if !m.Holds(0) {
+		t.Fatal("Holds is false after a renewal that succeeded")
+	}
+}

@@ -31,7 +31,10 @@
 // lease is still within its deadline, by the clock alone: a writer that
 // wakes from a freeze checks it before it writes, without waiting for the
 // lease loop to wake and call Lost. Only a write already past that check
-// when the process froze can still land after the deadline.
+// when the process froze can still land after the deadline. A writer
+// refused waits for [Manager.Changed]: a late renewal that succeeds (its
+// revision check proves nobody else held the key) makes Holds true again;
+// otherwise the loop gives the lease up.
 //
 // The TTL is at least one second ([MinTTL]), so the margin covers the
 // scheduling and clock-reading delays of a loaded machine.
@@ -51,6 +54,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +87,12 @@ type Manager struct {
 	// valid mirrors held for Holds: each partition's deadline in Unix
 	// nanoseconds, 0 when not held. Written by Run only.
 	valid []atomic.Int64
+	// changed is closed, and replaced, whenever a lease is taken, renewed
+	// or given up (Changed).
+	changed struct {
+		sync.Mutex
+		c chan struct{}
+	}
 
 	overlaps atomic.Int64
 }
@@ -118,7 +128,25 @@ func New(cfg Config) (*Manager, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{cfg: cfg, held: map[int]held{}, now: now, valid: make([]atomic.Int64, cfg.Partitions)}, nil
+	m := &Manager{cfg: cfg, held: map[int]held{}, now: now, valid: make([]atomic.Int64, cfg.Partitions)}
+	m.changed.c = make(chan struct{})
+	return m, nil
+}
+
+// Changed returns a channel closed at the next change of any lease (taken,
+// renewed, given up): a writer refused by Holds takes it before asking
+// Holds, then waits on it. Safe for concurrent use.
+func (m *Manager) Changed() <-chan struct{} {
+	m.changed.Lock()
+	defer m.changed.Unlock()
+	return m.changed.c
+}
+
+func (m *Manager) notify() {
+	m.changed.Lock()
+	close(m.changed.c)
+	m.changed.c = make(chan struct{})
+	m.changed.Unlock()
 }
 
 // Holds reports whether this instance holds partition p and its deadline
@@ -136,12 +164,14 @@ func (m *Manager) Holds(p int) bool {
 func (m *Manager) hold(p int, h held) {
 	m.held[p] = h
 	m.valid[p].Store(h.valid.UnixNano())
+	m.notify()
 }
 
 // drop forgets the lease on p; Holds is false from here on.
 func (m *Manager) drop(p int) {
 	m.valid[p].Store(0)
 	delete(m.held, p)
+	m.notify()
 }
 
 // Overlaps returns how many leases were given up after their self-fencing
