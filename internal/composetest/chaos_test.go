@@ -47,7 +47,7 @@ func TestComposeChaos(t *testing.T) {
 		acked []string
 	}
 	runs := make([]*run, n)
-	var ackedTotal atomic.Int64
+	var ackedTotal, refusedUnavailable atomic.Int64
 	// send retries one command with the same id until the gateway
 	// acknowledges it: a retry of a stored command is a duplicate, not a
 	// second command.
@@ -66,20 +66,45 @@ func TestComposeChaos(t *testing.T) {
 		}
 		return fmt.Errorf("%s: not acknowledged: %v", sid, last)
 	}
-	drive := func(r *run) error {
-		cid := events.NewID()
-		for attempt := 0; ; attempt++ {
-			_, err := cl.CreateSession(ctx, client.CreateSession{ID: r.sid, CommandID: cid}, client.WaitApplied())
-			if err == nil || errors.Is(err, client.ErrTimeout) {
-				break
+	// create creates the session, again under a new command id while the
+	// orchestrator refuses it as unavailable (it could not read the tool
+	// registry during a NATS election): a refusal is the command's
+	// recorded outcome, not a loss, and the client's answer is a new
+	// command.
+	create := func(r *run) error {
+		for ctx.Err() == nil {
+			cid := events.NewID()
+			for attempt := 0; ; attempt++ {
+				_, err := cl.CreateSession(ctx, client.CreateSession{ID: r.sid, CommandID: cid}, client.WaitApplied())
+				if err == nil || errors.Is(err, client.ErrTimeout) || errors.Is(err, client.ErrRejected) {
+					break // stored: its outcome decides
+				}
+				if errors.Is(err, client.ErrInvalid) || ctx.Err() != nil {
+					return fmt.Errorf("create %s: %w", r.sid, err)
+				}
+				pause(ctx, time.Duration(min(attempt+1, 8))*250*time.Millisecond)
 			}
-			if errors.Is(err, client.ErrInvalid) || ctx.Err() != nil {
-				return fmt.Errorf("create %s: %w", r.sid, err)
+			st, err := outcome(ctx, cl, r.sid, cid, 3*time.Minute)
+			if err != nil {
+				return fmt.Errorf("create %s (command %s): %w", r.sid, cid, err)
 			}
-			pause(ctx, time.Duration(min(attempt+1, 8))*250*time.Millisecond)
+			if st.State == client.StateRejected {
+				if st.Code != "unavailable" {
+					return fmt.Errorf("create %s refused: %s: %s", r.sid, st.Code, st.Reason)
+				}
+				refusedUnavailable.Add(1)
+				continue
+			}
+			r.acked = append(r.acked, cid)
+			ackedTotal.Add(1)
+			return nil
 		}
-		r.acked = append(r.acked, cid)
-		ackedTotal.Add(1)
+		return ctx.Err()
+	}
+	drive := func(r *run) error {
+		if err := create(r); err != nil {
+			return err
+		}
 		for i, text := range []string{"please list files", "write a note", "compact"} {
 			cmd := client.Prompt(text)
 			if i == 2 {
@@ -112,7 +137,9 @@ func TestComposeChaos(t *testing.T) {
 	work := make(chan *run)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	for range 8 {
+	// Eight sessions at a time, more for a long run (40 for 1,000), so that
+	// the sessions, not the drivers, meet the faults.
+	for range max(8, n/25) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -163,8 +190,8 @@ func TestComposeChaos(t *testing.T) {
 	}
 	projection := compareRebuild(t, ctx, cl)
 	overlaps := c.countLogs(ctx, "orchestrator", "overlap=true")
-	fmt.Printf("FIGURES sessions=%d commands=%d lost=%d twice=%d without-one-result=%d projection=%s chains=%d/%d stuck=%d overlaps=%d %s\n",
-		n, ackedTotal.Load(), lost, twice, without, projection, chainsOK, n, stuck, overlaps, faults.figures())
+	fmt.Printf("FIGURES sessions=%d commands=%d lost=%d twice=%d without-one-result=%d projection=%s chains=%d/%d stuck=%d overlaps=%d creates-refused-unavailable=%d %s\n",
+		n, ackedTotal.Load(), lost, twice, without, projection, chainsOK, n, stuck, overlaps, refusedUnavailable.Load(), faults.figures())
 	if projection != "equal" {
 		t.Error("the projection differs from a rebuild")
 	}
@@ -249,6 +276,22 @@ func (g *gatewayAddr) dial(ctx context.Context, network, _ string) (net.Conn, er
 	g.addr = fresh
 	g.mu.Unlock()
 	return d.DialContext(ctx, network, fresh)
+}
+
+// outcome polls the command's status until it is no longer pending, for at
+// most within.
+func outcome(ctx context.Context, cl *client.Client, sid, cid string, within time.Duration) (client.CommandStatus, error) {
+	deadline := time.Now().Add(within)
+	var st client.CommandStatus
+	var err error
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		st, err = cl.CommandStatus(ctx, sid, cid)
+		if err == nil && st.State != client.StatePending {
+			return st, nil
+		}
+		pause(ctx, 250*time.Millisecond)
+	}
+	return st, fmt.Errorf("no outcome within %s (state %q, %v)", within, st.State, err)
 }
 
 // waitQuiet waits (bounded) until command cid is applied and the session idle.
