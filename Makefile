@@ -19,7 +19,7 @@ test-deps: ## install what the tests need beyond Go: Debian's chromium for the c
 	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 unit: ## run the unit tests (every package) with the race detector
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 check: ## gofmt, go vet and staticcheck (also the cluster, live and compose tags), errcheck, errorlint, go mod tidy, import boundaries, commit subjects
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

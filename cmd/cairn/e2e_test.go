@@ -221,6 +221,41 @@ func describeEntries(es []events.Entry) string {
 	return strings.Join(parts, " | ")
 }
 
+// waitAgentEndAfter waits for the agent_end of the run that replied
+// reply. A session is idle once its run's agent_end is out, not when its
+// last entry is: a prompt sent upon the entry may be refused as busy.
+func (u *upProcess) waitAgentEndAfter(t *testing.T, sid, reply string) {
+	t.Helper()
+	u.events(t, sid, func(evs []events.Event) bool {
+		at := -1
+		for i, ev := range evs {
+			if ev.Type == events.EvMessageEnd && ev.Message != nil && ev.Message.Role == events.RoleAssistant && ev.Message.Content.Text() == reply {
+				at = i
+			}
+		}
+		return at >= 0 && len(ofType(evs[at:], events.EvAgentEnd)) > 0
+	})
+}
+
+// describeCommands is describeEntries with the command each entry names.
+func describeCommands(es []events.Entry) string {
+	var parts []string
+	for _, e := range es {
+		d := e.Type
+		if e.Message != nil {
+			d = e.Message.Role + ":" + firstLine(e.Message.Content.Text(), 30)
+			if e.Message.StopReason != "" {
+				d += "(" + string(e.Message.StopReason) + ")"
+			}
+		}
+		if e.CommandID != "" {
+			d += "[" + e.CommandID + "]"
+		}
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, " | ")
+}
+
 func hasCommand(id string) func([]events.Entry) bool {
 	return func(es []events.Entry) bool {
 		for _, e := range es {
@@ -289,8 +324,12 @@ func TestE2ESteerAbortAndBusyPolicies(t *testing.T) {
 		t.Fatalf("steering not after the tool result: %s", got)
 	}
 
+	u.waitAgentEndAfter(t, "e2", "steered")
+
 	// Busy policies while a reply takes long.
-	post("e2", `{"id":"p2","type":"prompt","text":"wait long"}`)
+	if code, out := post("e2", `{"id":"p2","type":"prompt","text":"wait long"}`); code != 200 {
+		t.Fatalf("p2 = %d %v", code, out)
+	}
 	if code, out := post("e2", `{"id":"p3","type":"prompt","text":"hello"}`); code != 409 || out["reason"] != "busy" {
 		t.Fatalf("reject policy = %d %v", code, out)
 	}
@@ -316,14 +355,17 @@ func TestE2ESteerAbortAndBusyPolicies(t *testing.T) {
 	if !sawAborted {
 		t.Errorf("no aborted reply after interrupt: %s", describeEntries(es))
 	}
+	u.waitAgentEndAfter(t, "e2", "ok")
 
 	// Abort by command; steer policy while busy.
-	post("e2", `{"id":"p6","type":"prompt","text":"wait long"}`)
+	if code, out := post("e2", `{"id":"p6","type":"prompt","text":"wait long"}`); code != 200 {
+		t.Fatalf("p6 = %d %v", code, out)
+	}
 	if code, out := u.call(t, "POST", "/v1/sessions/e2/commands", `{"id":"p7","type":"prompt","text":"steer me","whenBusy":"steer"}`); code != 202 {
 		t.Fatalf("steer policy = %d %v", code, out)
 	}
 	if code, out := post("e2", `{"id":"a1","type":"abort"}`); code != 200 {
-		t.Fatalf("abort = %d %v", code, out)
+		t.Fatalf("abort = %d %v\nlog: %s", code, out, describeCommands(u.entries(t, "e2")))
 	}
 	es = u.waitEntries(t, "e2", "abort and cleared steer recorded", hasCommand("p7"))
 	for _, e := range es {

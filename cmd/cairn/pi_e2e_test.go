@@ -117,11 +117,11 @@ func (pp *piPlatform) history(t *testing.T, sid string) {
 }
 
 // events reads the session's stored and live events until done holds.
-func (pp *piPlatform) events(t *testing.T, sid string, done func([]events.Event) bool) []events.Event {
+func (u *upProcess) events(t *testing.T, sid string, done func([]events.Event) bool) []events.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", pp.url+"/v1/sessions/"+sid+"/events?from=start", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.url+"/v1/sessions/"+sid+"/events?from=start", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

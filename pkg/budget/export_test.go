@@ -11,3 +11,14 @@ func (l *Ledger) Watching() bool {
 	defer l.mu.Unlock()
 	return l.mu.watching
 }
+
+// PretendWatching makes Limits answer from lims as if Run's watch had
+// delivered them, with no watch to bring anything newer.
+func (l *Ledger) PretendWatching(lims map[string]Limits) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.watching = true
+	for t, lim := range lims {
+		l.mu.limits[t] = cachedLimit{lim: lim}
+	}
+}

@@ -106,6 +106,11 @@ func (l *Ledger) Limits(ctx context.Context, tenant string) (Limits, error) {
 	if lim, ok, err := l.cachedLimits(tenant); ok {
 		return lim, err
 	}
+	return l.storedLimits(ctx, tenant)
+}
+
+// storedLimits reads tenant's limits from the bucket.
+func (l *Ledger) storedLimits(ctx context.Context, tenant string) (Limits, error) {
 	var lim Limits
 	data, _, err := l.get(ctx, l.limits, limitsKey(tenant))
 	if err != nil || data == nil {

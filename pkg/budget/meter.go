@@ -70,7 +70,11 @@ func (m *Meter) beginCall(ctx context.Context) (Limits, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.mu.inRun && lim != (Limits{}) {
-		if err := m.l.Acquire(ctx, m.tenant, m.sid, lim); err != nil {
+		err := m.l.Acquire(ctx, m.tenant, m.sid, lim)
+		if fresh, ok := m.l.staleRefusal(ctx, m.tenant, lim, err); ok {
+			lim, err = fresh, m.l.Acquire(ctx, m.tenant, m.sid, fresh)
+		}
+		if err != nil {
 			return lim, err
 		}
 		m.mu.inRun = true
@@ -96,6 +100,9 @@ func (p metered) Stream(ctx context.Context, req *llm.Request, onDelta func(even
 		return p.next.Stream(ctx, req, onDelta)
 	}
 	r, err := m.l.Reserve(ctx, m.tenant, m.sid, lim, Estimate(req))
+	if fresh, ok := m.l.staleRefusal(ctx, m.tenant, lim, err); ok {
+		r, err = m.l.Reserve(ctx, m.tenant, m.sid, fresh, Estimate(req))
+	}
 	if err != nil {
 		return refusal(ctx, req, err)
 	}

@@ -83,6 +83,17 @@ func (l *Ledger) Check(ctx context.Context, tenant, sid string) error {
 	if err != nil || lim.IsZero() {
 		return err
 	}
+	err = l.check(ctx, tenant, sid, lim)
+	if fresh, ok := l.staleRefusal(ctx, tenant, lim, err); ok {
+		return l.check(ctx, tenant, sid, fresh)
+	}
+	return err
+}
+
+func (l *Ledger) check(ctx context.Context, tenant, sid string, lim Limits) error {
+	if lim.IsZero() {
+		return nil
+	}
 	t, err := l.today(ctx, tenant, sid)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,9 @@ import (
 // the limits bucket keeps them in memory, so a call reads no key; a change
 // made on this Ledger counts from its next call, one made elsewhere (the
 // gateway's PUT) from the call after the watch delivers it, milliseconds
-// later. Without Run, or after the watch fails, Limits reads the key.
+// later. Without Run, or after the watch fails, Limits reads the key. A
+// refusal is confirmed by the key (staleRefusal): a limit raised elsewhere
+// admits at once; one lowered elsewhere counts once the watch delivers it.
 
 // cachedLimit is one tenant's limits as the watch last delivered them.
 type cachedLimit struct {
@@ -71,6 +74,26 @@ func (l *Ledger) cachedLimits(tenant string) (Limits, bool, error) {
 	}
 	c := l.mu.limits[tenant]
 	return c.lim, true, c.err
+}
+
+// staleRefusal returns the stored limits of tenant, true, when err refuses
+// by lim taken from the watch and the stored limits differ: the watch may
+// not have delivered a change made elsewhere yet (a tenant admin who raised
+// the budget and prompts at once), and a refusal is confirmed by the key.
+// The watch stays the cache: what it delivers next is newer than any read.
+func (l *Ledger) staleRefusal(ctx context.Context, tenant string, lim Limits, err error) (Limits, bool) {
+	var ex *Exceeded
+	if !errors.As(err, &ex) {
+		return Limits{}, false
+	}
+	if _, cached, _ := l.cachedLimits(tenant); !cached {
+		return Limits{}, false // lim was read from the key already
+	}
+	stored, serr := l.storedLimits(ctx, tenant)
+	if serr != nil || stored == lim {
+		return Limits{}, false
+	}
+	return stored, true
 }
 
 // noteLimits records limits this Ledger stored, so its next call counts

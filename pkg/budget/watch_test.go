@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -63,5 +64,42 @@ func TestLimitsAreWatchedWhileRunning(t *testing.T) {
 	}
 	if got, err := l.Limits(ctx, "acme"); err != nil || got != second {
 		t.Errorf("after Run, the key: %+v, %v; want %+v", got, err, second)
+	}
+}
+
+// A refusal by limits from the watch is confirmed by the stored key: a
+// tenant admin who raised the budget elsewhere and prompts before the
+// watch delivers the change is admitted; a refusal the key agrees with
+// stands.
+func TestStaleWatchedLimitsDoNotRefuse(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	c := newClock()
+	l, admin := open(t, js, "o1", c), open(t, js, "", c)
+	low := budget.Limits{TokensPerDay: 100, ConcurrentRuns: 1}
+	if err := admin.SetLimits(ctx, "acme", low); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Reserve(ctx, "acme", "s1", low, budget.Amount{Tokens: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, r, budget.Amount{Tokens: 120}); err != nil {
+		t.Fatal(err)
+	}
+	l.PretendWatching(map[string]budget.Limits{"acme": low})
+	if err := l.Check(ctx, "acme", "s1"); !errors.Is(err, budget.ErrExceeded) {
+		t.Fatalf("over the stored limit: Check = %v, want exceeded", err)
+	}
+	if err := admin.SetLimits(ctx, "acme", budget.Limits{TokensPerDay: 10000, ConcurrentRuns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The cache still says 100.
+	if got, _ := l.Limits(ctx, "acme"); got != low {
+		t.Fatalf("the planted cache: %+v", got)
+	}
+	if err := l.Check(ctx, "acme", "s1"); err != nil {
+		t.Fatalf("raised elsewhere, not yet watched: Check = %v, want admitted", err)
 	}
 }

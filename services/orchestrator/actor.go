@@ -349,9 +349,13 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		a.log.Info("run ended with an error", "err", err)
 	}
 	if a.st != nil {
-		// An abort that came too late to stop anything applied nothing.
+		// An abort that came too late to stop anything applied nothing:
+		// its outcome says so (a client waiting for it is answered, and a
+		// replay does not abort a later run with it).
 		for _, id := range a.st.unstamp(stampAbort) {
-			a.finish(id)
+			if a.recordNoEffect(events.Command{ID: id, Type: events.CmdAbort}) {
+				a.finish(id)
+			}
 		}
 		// The session settled: snapshot it once enough is new, so the next
 		// cold load, on whichever instance, reads one object and a short

@@ -40,7 +40,7 @@ func (p *platform) startApprovals(name, script string) (*Orchestrator, func()) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: testLeaseTTL,
 		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(p.t)})
 	if err != nil {
 		p.t.Fatal(err)

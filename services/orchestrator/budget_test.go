@@ -36,7 +36,7 @@ func (p *platform) startBudgetOrchestrator(name string) (stop func()) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: testLeaseTTL,
 		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test"})
 	if err != nil {
 		p.t.Fatal(err)

@@ -87,6 +87,14 @@ func newPlatform(t testing.TB) *platform {
 	return &platform{t: t, nc: nc, js: js, log: log, n: n, root: root}
 }
 
+// testLeaseTTL is the lease TTL of tests that stop orchestrators only
+// cleanly (a stop releases its leases at once). It is long enough that a
+// loaded machine (CI runs every package's tests at once, under -race)
+// does not fence a lease whose renewal was merely slow, which would stop
+// and recover runs a test expects to finish; the crash and failover tests
+// use a short one, as they wait for a dead holder's lease to expire.
+const testLeaseTTL = 5 * time.Second
+
 func (p *platform) startOrchestrator(name string) (stop func()) {
 	p.t.Helper()
 	sc, err := scripted.Parse([]byte(script))
@@ -94,7 +102,7 @@ func (p *platform) startOrchestrator(name string) (stop func()) {
 		p.t.Fatal(err)
 	}
 	prov := scripted.New(sc)
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: testLeaseTTL,
 		Models: scriptedModels{prov}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(p.t)})
 	if err != nil {
 		p.t.Fatal(err)

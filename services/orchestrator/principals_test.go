@@ -23,7 +23,7 @@ func TestPrincipalsAreKeptOnlyForCommandsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	prov := scripted.New(sc)
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
 		Models: scriptedModels{prov}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(p.t)})
 	if err != nil {
 		t.Fatal(err)

@@ -219,7 +219,7 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &sysRecording{scriptedModels: scriptedModels{scripted.New(sc)}, prompts: map[string][]string{}}
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
 		Models: rec, DefaultModel: "scripted/test", Logger: failOnRefusedMove(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func TestShrunkAndEvictedSessionsResumeWithTheirContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recording{Provider: scripted.New(sc)}
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: time.Second,
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
 		ShrinkAfter: time.Millisecond, Models: recordingModels{rec}, DefaultModel: "scripted/test",
 		Logger: failOnRefusedMove(t)})
 	if err != nil {
