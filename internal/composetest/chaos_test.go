@@ -172,7 +172,7 @@ func TestComposeChaos(t *testing.T) {
 	for _, r := range runs {
 		if err := waitSettledBy(ctx, cl, r.sid, r.acked, 3*time.Minute); err != nil {
 			stuck++
-			t.Errorf("%s stuck: %v", r.sid, err)
+			t.Errorf("%s stuck: %v\n%s", r.sid, err, c.linesOf(ctx, r.sid, 80))
 		}
 		recs := records(t, ctx, cl, r.sid)
 		st, problems := invariants.Check(r.sid, recs, r.acked)
@@ -531,6 +531,21 @@ func (c *compose) sessionLeader(ctx context.Context) (string, error) {
 		leader = c.project + "_" + leader
 	}
 	return leader, nil
+}
+
+// linesOf returns the last n lines of every service's log that name s
+// (a session id): what a failed run leaves to find the cause with, since
+// the project is torn down.
+func (c *compose) linesOf(ctx context.Context, s string, n int) string {
+	out, _ := c.run(ctx, "logs", "--no-color")
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			lines = append(lines, l)
+		}
+	}
+	lines = lines[len(lines)-min(len(lines), n):]
+	return strings.Join(lines, "\n")
 }
 
 // logs returns the logs of a service's containers, from every start of

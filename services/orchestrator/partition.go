@@ -79,7 +79,9 @@ func (p *partition) awaitWritable(ctx context.Context) error {
 		case <-changed:
 		case <-p.fenced.Done():
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", err, ctx.Err())
+			// The caller stopped waiting (its run was aborted): not a
+			// refusal, the partition may still be ours.
+			return fmt.Errorf("orchestrator: waiting for partition %d's lease: %w", p.n, ctx.Err())
 		}
 	}
 }
