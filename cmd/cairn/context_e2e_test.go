@@ -73,12 +73,17 @@ func TestImportedPiSessionIsSentWhatContextShows(t *testing.T) {
 		if code, out := u.call(t, "POST", "/v1/sessions/pi-ctx/commands?wait=applied", string(body)); code != 200 {
 			t.Fatalf("prompt %q = %d %v", text, code, out)
 		}
-		es := u.waitEntries(t, "pi-ctx", "the reply to "+text, func(es []events.Entry) bool {
+		all := u.waitEntries(t, "pi-ctx", "the reply to "+text, func(es []events.Entry) bool {
+			es = withoutPromptRecords(es)
 			n := len(es)
 			return n >= 2 && es[n-2].Message != nil && es[n-2].Message.Content.Text() == text &&
 				es[n-1].Message != nil && es[n-1].Message.Role == events.RoleAssistant
 		})
+		es := withoutPromptRecords(all)
 		prompt := es[len(es)-2].ID
+		// The call's system prompt is recorded after the entry it answers
+		// when it is new (the first prompt), else earlier on the branch.
+		leafOfCall := all[len(all)-2].ID
 		req, ok := rec.Last()
 		if !ok || len(rec.Requests()) != i+1 {
 			t.Fatalf("the model was called %d times, want %d", len(rec.Requests()), i+1)
@@ -91,6 +96,10 @@ func TestImportedPiSessionIsSentWhatContextShows(t *testing.T) {
 		}
 		if req.Model.Ref() != shown.Model || shown.Model != "rec/answered" || req.ThinkingLevel != shown.ThinkingLevel || shown.ThinkingLevel != "off" {
 			t.Fatalf("prompt %q: sent %s %q, /context %s %q; want rec/answered off", text, req.Model.Ref(), req.ThinkingLevel, shown.Model, shown.ThinkingLevel)
+		}
+		// And the system prompt it was sent is the one the log recorded.
+		if sp := getContext(t, url, "pi-ctx", leafOfCall).SystemPrompt; sp == nil || sp.Text != req.SystemPrompt || sp.Digest != events.PromptDigest(req.SystemPrompt) {
+			t.Fatalf("prompt %q: the model was sent the system prompt\n%s\n/context shows %+v", text, req.SystemPrompt, sp)
 		}
 		if i == 0 {
 			checkPiContext(t, shown.Messages, string(got))
@@ -123,9 +132,10 @@ func checkPiContext(t *testing.T, shown []events.Message, sent string) {
 }
 
 type shownContext struct {
-	Model         string           `json:"model"`
-	ThinkingLevel string           `json:"thinkingLevel"`
-	Messages      []events.Message `json:"messages"`
+	Model         string                     `json:"model"`
+	ThinkingLevel string                     `json:"thinkingLevel"`
+	Messages      []events.Message           `json:"messages"`
+	SystemPrompt  *events.SystemPromptRecord `json:"systemPrompt"`
 }
 
 func getContext(t *testing.T, url, sid, leaf string) shownContext {

@@ -195,6 +195,7 @@ func TestE2ETreeNodesCarryPreviews(t *testing.T) {
 	})
 	want := []string{
 		`message/user "please list files…" [] [the ask]`,
+		`custom/ "cairn.system_prompt" [] []`, // what the model call after it was sent
 		`message/assistant "" [ls] []`,
 		`message/toolResult`, // the listing of an empty workspace: its preview is the tool's to say
 		`message/assistant "I see the files." [] []`,
@@ -208,7 +209,7 @@ func TestE2ETreeNodesCarryPreviews(t *testing.T) {
 			t.Errorf("node %d = %s, want %s", i, got[i], want[i])
 		}
 	}
-	if n := tree.Nodes[2]; !slices.Equal(n.Tools, []string{"ls"}) {
+	if n := tree.Nodes[3]; !slices.Equal(n.Tools, []string{"ls"}) {
 		t.Errorf("tool result node names tools %v, want [ls]", n.Tools)
 	}
 	// cairn tree draws it from that one answer, through the gateway.

@@ -27,12 +27,13 @@ func TestE2EResourcesImport(t *testing.T) {
 	write("skills/group/git-flow/SKILL.md", "---\ndescription: Branching rules\n---\nRebase, never merge.\n")
 	write("skills/.hidden/secret/SKILL.md", "---\ndescription: skipped\n---\n")
 	write("prompts/review.md", "---\ndescription: Review staged changes\n---\nReview $1 with care: $@\n")
+	write("APPEND_SYSTEM.md", "Answer in French.\n")
 	recorded := []string{"XDG_CONFIG_HOME=" + os.Getenv("XDG_CONFIG_HOME")}
 	out, err := u.cairnAs(t, recorded, "resources", "import", dir)
 	if err != nil {
 		t.Fatalf("import: %v %s", err, out)
 	}
-	for _, want := range []string{"stored skill git-flow version", "stored skill pdf version", "stored template review version"} {
+	for _, want := range []string{"stored skill git-flow version", "stored skill pdf version", "stored template review version", "stored system append version"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import output lacks %q:\n%s", want, out)
 		}
@@ -45,6 +46,12 @@ func TestE2EResourcesImport(t *testing.T) {
 	}
 	if out, err := u.cairnAs(t, recorded, "templates", "get", "review"); err != nil || !strings.Contains(out, "Review $1 with care: $@") {
 		t.Fatalf("templates get: %v %s", err, out)
+	}
+	if out, err := u.cairnAs(t, recorded, "system-prompt", "get", "append"); err != nil || out != "Answer in French.\n" {
+		t.Fatalf("system-prompt get append: %v %q", err, out)
+	}
+	if out, err := u.cairnAs(t, recorded, "system-prompt", "put", "middle", "-"); err == nil || !strings.Contains(out, "name must be base") {
+		t.Fatalf("system-prompt put middle: %v %s", err, out)
 	}
 	if out, err := u.cairnAs(t, recorded, "skills", "rm", "pdf"); err != nil || !strings.Contains(out, "deleted skill pdf") {
 		t.Fatalf("skills rm: %v %s", err, out)

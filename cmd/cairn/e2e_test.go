@@ -209,9 +209,12 @@ func (u *upProcess) waitEntries(t *testing.T, sid, what string, cond func([]even
 	return es
 }
 
+// describeEntries renders the log's entries as type or role:text, leaving
+// out the system prompt records (events.CustomSystemPrompt), which the
+// tests of the conversation's flow do not look at.
 func describeEntries(es []events.Entry) string {
 	var parts []string
-	for _, e := range es {
+	for _, e := range withoutPromptRecords(es) {
 		d := e.Type
 		if e.Message != nil {
 			d = e.Message.Role + ":" + firstLine(e.Message.Content.Text(), 30)
@@ -219,6 +222,17 @@ func describeEntries(es []events.Entry) string {
 		parts = append(parts, d)
 	}
 	return strings.Join(parts, " | ")
+}
+
+// withoutPromptRecords is es without the system prompt records.
+func withoutPromptRecords(es []events.Entry) []events.Entry {
+	out := make([]events.Entry, 0, len(es))
+	for _, e := range es {
+		if e.CustomType != events.CustomSystemPrompt {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // waitAgentEndAfter waits for the agent_end of the run that replied

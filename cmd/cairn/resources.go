@@ -15,10 +15,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newResourceCmd is `cairn skills` or `cairn templates`: the tenant's
-// resources of kind on the gateway (docs/resources.md).
+// newResourceCmd is `cairn skills`, `cairn templates` or `cairn
+// system-prompt`: the tenant's resources of kind on the gateway
+// (docs/resources.md).
 func newResourceCmd(e *env, kind string) *cobra.Command {
 	c := &cobra.Command{Use: kind + "s", Short: fmt.Sprintf("manage the tenant's %ss (put, get, list, rm)", kind)}
+	if kind == resources.KindSystem.String() {
+		c = &cobra.Command{Use: "system-prompt", Short: "manage the tenant's system prompt parts: base (for sessions that give none) and append (added after the base)"}
+	}
 	put := &cobra.Command{Use: "put NAME FILE", Short: fmt.Sprintf("store FILE (- for stdin) as %s NAME", kind), Args: cobra.ExactArgs(2)}
 	put.RunE = func(cmd *cobra.Command, args []string) error {
 		text, err := readInput(e, args[1])
@@ -104,8 +108,9 @@ func newResourcesCmd(e *env) *cobra.Command {
 named after the folder (pi's discovery: a folder with SKILL.md is not looked
 into further; dot folders and node_modules are skipped); every .md file
 directly in DIR/prompts (or, without a prompts folder, in DIR itself) is a
-prompt template named after the file. A pi agent directory (~/.pi/agent) or a
-project's .pi folder imports as it is. Each file is checked before anything
+prompt template named after the file; DIR/SYSTEM.md and DIR/APPEND_SYSTEM.md
+are the tenant's system prompt base and additions. A pi agent directory
+(~/.pi/agent) or a project's .pi folder imports as it is. Each file is checked before anything
 is stored; a file that does not parse is named with its line and reason, and
 nothing is stored.`}
 	dry := imp.Flags().Bool("dry-run", false, "only check and list what would be stored")
@@ -200,7 +205,7 @@ func scanPiLayout(dir string) ([]piFile, error) {
 		return nil, err
 	}
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || e.Name() == "SKILL.md" {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || e.Name() == "SKILL.md" || (promptsDir == dir && systemFiles[e.Name()] != "") {
 			continue
 		}
 		p := filepath.Join(promptsDir, e.Name())
@@ -210,6 +215,21 @@ func scanPiLayout(dir string) ([]piFile, error) {
 		}
 		out = append(out, piFile{resources.KindTemplate.String(), strings.TrimSuffix(e.Name(), ".md"), p, string(b)})
 	}
+	for file, name := range systemFiles {
+		p := filepath.Join(dir, file)
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, piFile{resources.KindSystem.String(), name, p, string(b)})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].kind+out[i].name < out[j].kind+out[j].name })
 	return out, nil
 }
+
+// systemFiles are pi's system prompt files in DIR and the tenant's parts
+// they import as.
+var systemFiles = map[string]string{"SYSTEM.md": resources.SystemBase, "APPEND_SYSTEM.md": resources.SystemAppend}

@@ -69,9 +69,11 @@ func newRoot(e *env) *cobra.Command {
 		newDemoCmd(e),
 		newProvisionCmd(e),
 		newBudgetCmd(e),
+		newSubagentsCmd(e),
 		newKeysCmd(e),
 		newResourceCmd(e, "skill"),
 		newResourceCmd(e, "template"),
+		newResourceCmd(e, "system"),
 		newResourcesCmd(e),
 		newHealthcheckCmd(e),
 	)

@@ -24,7 +24,16 @@ type ParkedCall struct {
 	ToolCallID string
 	ToolName   string
 	Arguments  json.RawMessage
+	Kind       ParkKind
 }
+
+// ParkKind says what a parked call waits for.
+type ParkKind int
+
+const (
+	ParkApproval ParkKind = iota // a person's answer (Config.Approval)
+	ParkTask                     // a result from outside the run (Config.Deferred)
+)
 
 // ParkedError is the end of a run whose batch waits for answers: Parked
 // lists the waiting calls in call order, Held the results of the others
@@ -47,7 +56,7 @@ func parkedBatch(msg *events.Message, calls []call) *ParkedError {
 				p = &ParkedError{Message: *msg}
 			}
 			c := &calls[i]
-			p.Parked = append(p.Parked, ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args})
+			p.Parked = append(p.Parked, ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args, Kind: c.kind})
 		}
 	}
 	if p == nil {

@@ -64,6 +64,13 @@ type Config struct {
 	// Parked hears of each call Approval parks, before the batch's other
 	// calls start. The run then ends with a *ParkedError (approval.go).
 	Parked func(ctx context.Context, c ParkedCall)
+	// Deferred says whether a call's result comes from outside the run (a
+	// sub-agent's task, DESIGN §13), asked after Approval said no: true
+	// parks the call as Approval does (Parked hears of it with Kind
+	// ParkTask); a non-empty refusal ends the call with that error result
+	// instead. n counts the batch's calls Deferred parked before this one
+	// (its fan-out so far). nil = no call is deferred.
+	Deferred func(ctx context.Context, c ParkedCall, n int) (deferred bool, refusal string)
 
 	// Convert turns the context into the messages a provider takes; nil =
 	// [ToLLM].

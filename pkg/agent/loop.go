@@ -66,6 +66,7 @@ type run struct {
 	failures  int
 	turns     int    // turns started, for the turn spans
 	resume    *Batch // a parked batch the first turn finishes (Resume)
+	deferredN int    // calls of the batch being prepared that Deferred parked
 	sinkMu    sync.Mutex
 
 	// one model call at a time: reused from call to call

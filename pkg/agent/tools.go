@@ -19,7 +19,8 @@ type call struct {
 	args   json.RawMessage
 	result tool.Result
 	ready  bool           // result is final (no execution needed or done)
-	parked bool           // waits for a person's answer (Config.Approval)
+	parked bool           // waits for a person's answer (Config.Approval) or a task (Config.Deferred)
+	kind   ParkKind       // what a parked call waits for
 	msg    events.Message // the result message, once finished
 	run    *run
 
@@ -41,6 +42,7 @@ func (r *run) runTools(ctx context.Context, msg *events.Message) ([]events.Messa
 	if n == 0 {
 		return nil, false, nil
 	}
+	r.deferredN = 0
 	calls := make([]call, 0, n)
 	for i := range msg.Content.Blocks {
 		if msg.Content.Blocks[i].Type == events.BlockToolCall {
@@ -173,6 +175,21 @@ func (r *run) prepare(ctx context.Context, c *call) {
 		c.parked, c.ready = true, true
 		if r.cfg.Parked != nil {
 			r.cfg.Parked(ctx, ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args})
+		}
+		return
+	}
+	if r.cfg.Deferred != nil {
+		pc := ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args, Kind: ParkTask}
+		deferred, refusal := r.cfg.Deferred(ctx, pc, r.deferredN)
+		switch {
+		case refusal != "":
+			fail(refusal)
+		case deferred:
+			r.deferredN++
+			c.parked, c.ready, c.kind = true, true, ParkTask
+			if r.cfg.Parked != nil {
+				r.cfg.Parked(ctx, pc)
+			}
 		}
 	}
 }

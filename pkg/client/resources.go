@@ -25,10 +25,15 @@ const (
 	KindTemplate = "template"
 )
 
-func resourcePath(kind string) string { return "/v1/" + kind + "s" }
+func resourcePath(kind string) string {
+	if kind == "system" {
+		return "/v1/system-prompt" // the tenant's base and append parts
+	}
+	return "/v1/" + kind + "s"
+}
 
-// PutResource stores text as the tenant's resource kind ("skill" or
-// "template") named name and returns it with its new version. Text the
+// PutResource stores text as the tenant's resource kind ("skill",
+// "template", or "system" with name base or append) named name and returns it with its new version. Text the
 // gateway refuses is an error naming the line and the reason.
 func (c *Client) PutResource(ctx context.Context, kind, name, text string) (Resource, error) {
 	var out Resource

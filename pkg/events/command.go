@@ -87,6 +87,15 @@ type Command struct {
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
+	// create of a sub-agent (task.go): the parent session, its task call
+	// and the child's depth. Only orchestrators send these; the gateway
+	// refuses them.
+	ParentSession    string `json:"parentSession,omitempty"`
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+	TaskDepth        int    `json:"taskDepth,omitempty"`
+	// task_result: the child session that settled (also ToolCallID, the
+	// parent's task call). The parent reads the answer from the child's log.
+	ChildSessionID string `json:"childSessionId,omitempty"`
 
 	// Principal is who sent the command, as the gateway authenticated it:
 	// "key:<key id>" for an API key, "oidc:<subject>" for an OIDC token.
@@ -144,6 +153,10 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	w.OptStr("toolCallId", c.ToolCallID)
 	w.OptRaw("arguments", c.Arguments)
 	w.OptStr("reason", c.Reason)
+	w.OptStr("parentSession", c.ParentSession)
+	w.OptStr("parentToolCallId", c.ParentToolCallID)
+	w.OptInt("taskDepth", int64(c.TaskDepth))
+	w.OptStr("childSessionId", c.ChildSessionID)
 	w.OptStr("principal", c.Principal)
 	if c.Type == CmdNavigate && c.EntryID == nil {
 		w.Key("entryId")
@@ -219,7 +232,23 @@ func (c *Command) validate(entryIDPresent bool) error {
 		if err := c.Approvals.Validate("approvals"); err != nil {
 			return err
 		}
+		if c.ParentToolCallID != "" || c.ParentSession != "" || c.TaskDepth != 0 {
+			if err := validateID("parentSession", "session id", c.ParentSession); err != nil {
+				return err
+			}
+			if err := ValidateToolCallID("parentToolCallId", c.ParentToolCallID); err != nil {
+				return err
+			}
+			if c.TaskDepth < 1 || c.TaskDepth > MaxTaskDepth {
+				return fieldErr("taskDepth", "must be 1 to %d for a sub-agent, got %d", MaxTaskDepth, c.TaskDepth)
+			}
+		}
 		return validateToolNames(c.Tools)
+	case CmdTaskResult:
+		if err := ValidateToolCallID("toolCallId", c.ToolCallID); err != nil {
+			return err
+		}
+		return validateID("childSessionId", "session id", c.ChildSessionID)
 	case CmdSetApprovals:
 		if c.Approvals == nil {
 			return required("approvals")

@@ -98,6 +98,11 @@ type Entry struct {
 	Tools         []string          // initial active tools
 	Labels        map[string]string // session labels
 	Tenant        string            //
+	// ParentToolCallID is the parent's task call that started this
+	// session (ParentSession then names the parent); TaskDepth its depth
+	// under top-level sessions, 1 for a parent's child (task.go).
+	ParentToolCallID string
+	TaskDepth        int
 
 	// message
 	Message *Message
@@ -141,6 +146,9 @@ type Entry struct {
 	Arguments  json.RawMessage // approval_requested: as asked; approval_answered: as edited
 	ExpiresAt  string          // approval_requested: when it is denied as expired ("" = never)
 	Decision   string          // approval_answered: approve, deny, expire or abort
+	// task_started: the child session the call started (also ToolCallID,
+	// ToolName, Arguments)
+	ChildSessionID string
 
 	// turn_interrupted, command_rejected, approval_answered
 	Reason string
@@ -193,6 +201,18 @@ func (e *Entry) write(w *jsonx.Writer) {
 		}
 		w.OptStr("tenant", e.Tenant)
 		writeApprovals(w, e.Approvals)
+		w.OptStr("parentToolCallId", e.ParentToolCallID)
+		w.OptInt("taskDepth", int64(e.TaskDepth))
+	case EntryTaskStarted:
+		w.Str("toolCallId", e.ToolCallID)
+		w.Str("toolName", e.ToolName)
+		if len(e.Arguments) == 0 {
+			w.Key("arguments")
+			w.B = append(w.B, "{}"...)
+		} else {
+			w.Raw("arguments", e.Arguments)
+		}
+		w.Str("childSessionId", e.ChildSessionID)
 	case EntryApprovalsChange:
 		if e.Approvals == nil {
 			e := Approvals{}
@@ -360,6 +380,24 @@ func (e *Entry) decode(data []byte) error {
 		})
 		e.Tenant = r.Str("tenant", false)
 		e.Approvals = readApprovals(&r, false)
+		e.ParentToolCallID = r.Str("parentToolCallId", false)
+		e.TaskDepth = int(r.Int64("taskDepth", false))
+		if r.Err() == nil && (e.TaskDepth < 0 || e.TaskDepth > MaxTaskDepth) {
+			r.Fail("taskDepth", "must be 0 to %d, got %d", MaxTaskDepth, e.TaskDepth)
+		}
+		if r.Err() == nil && e.ParentToolCallID != "" && e.ParentSession == "" {
+			r.Fail("parentSession", "is required with parentToolCallId (the session whose call started this one)")
+		}
+	case EntryTaskStarted:
+		e.ToolCallID = r.Str("toolCallId", true)
+		e.ToolName = r.Str("toolName", true)
+		e.Arguments = r.Raw("arguments", true)
+		e.ChildSessionID = r.Str("childSessionId", true)
+		if r.Err() == nil {
+			if err := validateID("childSessionId", "session id", e.ChildSessionID); err != nil {
+				return err
+			}
+		}
 	case EntryApprovalsChange:
 		e.Approvals = readApprovals(&r, true)
 	case EntryApprovalRequested:

@@ -83,6 +83,9 @@ func exampleEntry(typ string) Entry {
 	case EntryApprovalAnswered:
 		e.V, e.ToolCallID, e.Decision, e.CommandID, e.Principal = SchemaVersion, "toolu_01", DecisionApprove, "cmd-ok-1", "key:k1"
 		e.Arguments = json.RawMessage(`{"command":"rm -rf build/tmp"}`)
+	case EntryTaskStarted:
+		e.V, e.ToolCallID, e.ToolName = SchemaVersion, "toolu_07", TaskTool
+		e.Arguments, e.ChildSessionID = json.RawMessage(`{"prompt":"Find the flaky test."}`), ChildSessionID("s-2026-03-04-demo", "toolu_07")
 	case EntryToolResultHeld:
 		m := exampleMessages[RoleToolResult]
 		e.V, e.ToolCallID, e.Message = SchemaVersion, m.ToolCallID, &m
@@ -117,13 +120,17 @@ func exampleEntries() map[string]Entry {
 	x := exampleEntry(EntryCustom)
 	x.Extra = Extra{"piFuture": json.RawMessage(`{"a":[1,2]}`), "alpha": json.RawMessage(`true`)}
 	out["custom-with-extra"] = x
+	// A sub-agent's header names its parent, the calling task call and its depth.
+	sub := exampleEntry(EntrySession)
+	sub.ID, sub.ParentSession, sub.ParentToolCallID, sub.TaskDepth = ChildSessionID("s-2026-03-04-demo", "toolu_07"), "s-2026-03-04-demo", "toolu_07", 1
+	out["session-subagent"] = sub
 	return out
 }
 
 var allEntryTypes = []string{EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange,
 	EntryActiveToolsChange, EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage,
 	EntrySessionInfo, EntryLeaf, EntryTurnInterrupted, EntryCommandRejected,
-	EntryApprovalsChange, EntryApprovalRequested, EntryApprovalAnswered, EntryToolResultHeld}
+	EntryApprovalsChange, EntryApprovalRequested, EntryApprovalAnswered, EntryToolResultHeld, EntryTaskStarted}
 
 var allRoles = []string{RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary,
 	RoleCompactionSummary, RoleBashExecution}
@@ -132,7 +139,7 @@ var allBlockTypes = []string{BlockText, BlockImage, BlockThinking, BlockToolCall
 
 var allCommandTypes = []string{CmdCreate, CmdPrompt, CmdSteer, CmdFollowUp, CmdAbort, CmdNavigate,
 	CmdCompact, CmdSetModel, CmdSetThinkingLevel, CmdSetTools, CmdLabel, CmdApprove, CmdDeny, CmdSetApprovals,
-	CmdSkill, CmdPromptTemplate}
+	CmdSkill, CmdPromptTemplate, CmdTaskResult}
 
 func exampleCommands() map[string]Command {
 	c := func(typ string) Command {
@@ -171,6 +178,9 @@ func exampleCommands() map[string]Command {
 			cmd.ToolCallID, cmd.Reason = "toolu_01", "not on a Friday"
 		case CmdSetApprovals:
 			cmd.Approvals = &Approvals{Tools: map[string]string{"write": PolicyAsk}}
+		case CmdTaskResult:
+			cmd.ID = TaskCommandID("result", ChildSessionID("s-demo", "toolu_07"), "")
+			cmd.ToolCallID, cmd.ChildSessionID = "toolu_07", ChildSessionID("s-demo", "toolu_07")
 		}
 		out[typ] = cmd
 	}

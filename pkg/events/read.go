@@ -16,7 +16,7 @@ var names = jsonx.NewNames(
 	EntrySession, EntryMessage, EntryModelChange, EntryThinkingLevelChange, EntryActiveToolsChange,
 	EntryCompaction, EntryBranchSummary, EntryLabel, EntryCustom, EntryCustomMessage, EntrySessionInfo,
 	EntryLeaf, EntryTurnInterrupted, EntryCommandRejected,
-	EntryApprovalsChange, EntryApprovalRequested, EntryApprovalAnswered, EntryToolResultHeld,
+	EntryApprovalsChange, EntryApprovalRequested, EntryApprovalAnswered, EntryToolResultHeld, EntryTaskStarted,
 	RoleUser, RoleAssistant, RoleToolResult, RoleCustom, RoleBranchSummary, RoleCompactionSummary, RoleBashExecution,
 	BlockText, BlockImage, BlockThinking, BlockToolCall,
 	string(StopEnd), string(StopLength), string(StopToolUse), string(StopError), string(StopAborted),

@@ -232,11 +232,14 @@ func gatewayGrants(n events.Names) grants {
 // orchestratorGrants: the only writer of session entries. It reads the
 // commands, dispatches tool calls, compactions and cancels, publishes live
 // events, follows results, and keeps its leases, checkpoints, outcomes,
-// blobs and snapshots. It may not publish commands, purge or delete.
+// blobs and snapshots. It publishes commands only on sub-agents' behalf
+// (a child's create, prompt and abort; a parent's task_result, which the
+// gateway refuses from clients, docs/subagents.md). It may not purge or
+// delete.
 func orchestratorGrants(n events.Names) grants {
 	var g grants
 	g.pub(n.AllSessions(), n.AllEvents(), n.AllTools(), n.AllCompactions(),
-		n.AllCancels())
+		n.AllCancels(), n.AllCommands())
 	g.sub(n.AllResults(), n.AllEvents())
 	streams := []string{n.SessionsStream(), n.CommandsStream(), n.ToolsStream(), n.EventsStream(),
 		n.ResultsStream(), n.CompactionsStream()}

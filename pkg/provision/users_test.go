@@ -191,7 +191,6 @@ func TestNATSPermissionsRefuseWhatARoleMayNot(t *testing.T) {
 		{"projector", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
 		{"compactor", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},
 		{"compactor", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
-		{"orchestrator", "publish a command", n.CommandSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.CommandsStream(), ">"},
 		{"orchestrator", "purge the session log", "$JS.API.STREAM.PURGE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"orchestrator", "delete a session entry", "$JS.API.STREAM.MSG.DELETE." + n.SessionsStream(), true, n.SessionsStream(), n.AllSessions()},
 		{"extension", "append a session entry", n.SessionSubject(events.SessionRef{Tenant: events.DefaultTenant, ID: "s1"}), false, n.SessionsStream(), n.AllSessions()},

@@ -89,7 +89,7 @@ func (c *Cache) apply(e jetstream.KeyValueEntry) {
 		c.mu.byTenant[tenant] = byKind
 	}
 	if e.Operation() == jetstream.KeyValuePut {
-		if st, err := decode(kind, name, e); err == nil && (kind == KindSkill || kind == KindTemplate) {
+		if st, err := decode(kind, name, e); err == nil && (kind == KindSkill || kind == KindTemplate || kind == KindSystem) {
 			if byKind[kind] == nil {
 				byKind[kind] = map[string]Stored{}
 			}

@@ -11,7 +11,7 @@ var ErrInvalid = errors.New("invalid resource")
 // Error says why a skill or template was refused: the resource, the line
 // of its text the problem is on (0: the whole resource) and the reason.
 type Error struct {
-	Kind   string // "skill" or "template"
+	Kind   string // "skill", "template" or "system"
 	Name   string
 	Line   int
 	Reason string

@@ -63,13 +63,32 @@ func Build(p SystemPrompt) string {
 	if p.Append != "" {
 		b.WriteString("\n\n" + p.Append)
 	}
-	if hasTool(p.Tools, "read") {
+	if ListsSkills(p.Tools) {
 		b.WriteString(FormatSkills(p.Skills))
 	}
 	b.WriteString("\nCurrent date: " + p.Date)
 	b.WriteString("\nCurrent working directory: " + strings.ReplaceAll(p.Cwd, `\`, "/"))
 	return b.String()
 }
+
+// The names of a tenant's system prompt parts (KindSystem).
+const (
+	SystemBase   = "base"   // pi's SYSTEM.md
+	SystemAppend = "append" // pi's APPEND_SYSTEM.md
+)
+
+// ValidateSystemName checks the name of a system prompt part: base or
+// append.
+func ValidateSystemName(name string) error {
+	if name != SystemBase && name != SystemAppend {
+		return &Error{Kind: "system", Name: name, Reason: "name must be base (the base prompt of sessions that give none) or append (added after the base)"}
+	}
+	return nil
+}
+
+// ListsSkills reports whether a prompt built for the active tools lists
+// the skills: only with the read tool, which loads them (pi).
+func ListsSkills(tools []string) bool { return hasTool(tools, "read") }
 
 func hasTool(tools []string, name string) bool {
 	for _, t := range tools {

@@ -19,6 +19,10 @@ type Kind string
 const (
 	KindSkill    Kind = "skill"
 	KindTemplate Kind = "template"
+	// KindSystem is a tenant's part of the system prompt, pi's SYSTEM.md
+	// and APPEND_SYSTEM.md: SystemBase, the base prompt of a session that
+	// gives none, and SystemAppend, the additions after the base.
+	KindSystem Kind = "system"
 )
 
 // ErrNotFound: the tenant has no such resource.
@@ -79,6 +83,13 @@ func Parse(kind Kind, name, text string) (Stored, error) {
 			return Stored{}, err
 		}
 		st.Description = t.Description
+	case KindSystem:
+		if err := ValidateSystemName(name); err != nil {
+			return Stored{}, err
+		}
+		if err := checkText("system", name, text); err != nil {
+			return Stored{}, err
+		}
 	default:
 		return Stored{}, fmt.Errorf("resources: unknown kind %q", kind)
 	}
@@ -94,6 +105,8 @@ func checkRef(tenant string, kind Kind, name string) error {
 		return ValidateSkillName(name)
 	case KindTemplate:
 		return ValidateTemplateName(name)
+	case KindSystem:
+		return ValidateSystemName(name)
 	}
 	return fmt.Errorf("resources: unknown kind %q", kind)
 }

@@ -1,16 +1,53 @@
 // Package sandbox confines each built-in tool call (DESIGN §10). The
 // toolrunner is never confined itself: for every call it re-executes its own
-// binary (/proc/self/exe, argv[0] "cairn-sandbox-child"; this package's init
-// recognises it, so cairn and any test binary linking the package can be the
-// child) in new namespaces; the child confines itself and then runs the tool.
-// bash's child execs `bash -c`; the file tools (read, write, edit, grep,
-// find, ls) run their Go code inside the child, the call coming in on stdin
-// and the result going out on stdout, as a second layer under pkg/tools'
-// path checks. bash calls take a child started ahead of them (two wait,
-// namespaced but not yet confined, blocked reading their request on a unix
-// socket; the next starts when a call has ended), so the child's start is
-// off the call's path; it confines itself once it has the request, as any
-// child does.
+// binary (/proc/self/exe, argv[0] "cairn-sandbox-child"; internal/child's
+// init recognises it, so cairn and any test binary linking the package can
+// be the child) in new namespaces; the child confines itself and then runs
+// the tool. bash's child execs `bash -c`; the file tools (read, write, edit,
+// grep, find, ls) run their Go code inside the child, the call coming in
+// with the request and the result going out on a pipe, as a second layer
+// under pkg/tools' path checks. Calls take a child started ahead of them
+// (two per kind wait, namespaced but not yet confined, blocked reading
+// their request on a unix socket; the next starts when a call has ended),
+// so the child's start is off the call's path; it confines itself once it
+// has the request, as any child does.
+//
+// # The child's start
+//
+// Go initialises every package of a binary before main, in a fixed order
+// (since Go 1.21: repeatedly the first package in import-path order whose
+// imports are all initialised), so a child runs the inits that come before
+// the one that takes it over. Measured with GODEBUG=inittrace=1 on a child
+// of the cairn binary:
+//
+//   - bash: internal/child's init reads the request, confines the process
+//     and execs bash. It imports only the standard library's early
+//     packages, x/sys/unix and go-landlock; it used to import net and
+//     os/exec too, whose imports (vendor/golang.org/x/net/dns/dnsmessage,
+//     path/filepath) sort last and so let every ready package go first: the
+//     child ran after 223 of the binary's 284 inits, now after about 110 (94
+//     of 236 in this package's test binary), none of them heavy
+//     (TestChildInitComesBeforeHeavyPackages keeps it so). The bridge of
+//     allowed hosts, which needs net, is internal/bridge.
+//   - file tools: internal/toolchild's init runs the tool, so a child waits
+//     for pkg/tools and all it imports, among them pkg/tool's JSON Schema
+//     library (github.com/santhosh-tekuri/jsonschema/v6), whose init
+//     compiles its meta-schemas: the costliest init of the binary (6-50 ms
+//     measured, more than all the others together). Replacing it with
+//     github.com/google/jsonschema-go (init under 0.3 ms) would cost the
+//     model's error messages (one problem per call, schema paths instead of
+//     argument names) and drafts other than 07 and 2020-12, so the file
+//     tools' children are pooled instead: a child started ahead
+//     (child.ArgWarmTool) has run those inits before it blocks for its
+//     request in toolchild's init.
+//
+// What a call still pays after the pool: the request's hand-over, the
+// confinement itself (private /proc and /run mounts, the Landlock ruleset;
+// for the file tools Landlock on every thread of the Go runtime), bash's
+// exec, and the exit of the call's namespaces; a network namespace's
+// teardown is the largest part of that measured. Calls back to back also
+// compete for the CPU with the start of the children replacing theirs.
+// Figures: docs/security.md, "Tool sandbox cost".
 //
 // # What a call gets
 //
@@ -67,7 +104,7 @@
 // # Concurrency
 //
 // A [Sandbox] is safe for concurrent use; each call has its own child, temp
-// directory and cgroup, removed when the call ends. A burst of bash calls
-// beyond the children waiting starts the rest on the calls' paths. Close
-// kills the children waiting; calls must have ended.
+// directory and cgroup, removed when the call ends. A burst of calls beyond
+// the children waiting starts the rest on the calls' paths. Close kills the
+// children waiting; calls must have ended.
 package sandbox

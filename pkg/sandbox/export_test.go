@@ -8,16 +8,29 @@ func WarmChildren(s *Sandbox) int {
 	return len(s.pool.ready)
 }
 
+// WarmToolChildren is how many children wait ready for file tool calls.
+func WarmToolChildren(s *Sandbox) int {
+	if s.tools == nil {
+		return 0
+	}
+	return len(s.tools.ready)
+}
+
 // PoolSize is how many the pool keeps ready.
 const PoolSize = poolSize
 
-// WarmPIDs are the process ids of the children waiting ready.
-func WarmPIDs(s *Sandbox) []int {
+// WarmPIDs are the process ids of the children waiting ready for bash
+// calls, or with tool for file tool calls.
+func WarmPIDs(s *Sandbox, tool bool) []int {
+	p := s.pool
+	if tool {
+		p = s.tools
+	}
 	var pids []int
-	for range len(s.pool.ready) {
-		w := <-s.pool.ready
+	for range len(p.ready) {
+		w := <-p.ready
 		pids = append(pids, w.cmd.Process.Pid)
-		s.pool.ready <- w
+		p.ready <- w
 	}
 	return pids
 }
@@ -28,4 +41,11 @@ func ProxySocket(s *Sandbox) string {
 		return ""
 	}
 	return s.proxy.ln.Addr().String()
+}
+
+// SetProbe makes New see what f returns instead of probing the kernel,
+// until restore runs.
+func SetProbe(f func() Features) (restore func()) {
+	probe = f
+	return func() { probe = Probe }
 }

@@ -13,26 +13,30 @@ import (
 	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 )
 
-// Why a pool: most of what confinement adds to a bash call is the child's
+// Why a pool: most of what confinement adds to a call is the child's
 // start, before it reads its request: the clone into new namespaces, the
 // exec of this (large) binary and the Go runtime's and the packages' inits
-// ahead of internal/child's. None of it depends on the call, so bash calls
-// take a child started ahead of time, blocked reading its request, and a
-// goroutine starts the next one once that call has ended, so that its start
-// does not compete with the call for the CPU (between an agent's calls
-// there is the model's time). The request and the
-// call's output pipe (passed as a file descriptor, SCM_RIGHTS) go over a
-// unix socket on the child's stdin; from there the child confines itself
-// exactly as a child started for the call does. A child starts unconfined
-// but namespaced, runs only this binary's code until it has its request,
-// and is killed when the sandbox closes.
+// ahead of internal/child's (bash) or internal/toolchild's (file tools,
+// which wait for pkg/tool's JSON Schema library: see the package doc). None
+// of it depends on the call, so calls take a child started ahead of time,
+// blocked reading its request, and a goroutine starts the next one once
+// that call has ended, so that its start does not compete with the call
+// for the CPU (between an agent's calls there is the model's time). Each
+// kind has its pool: bash's children wait in their call's pids cgroup,
+// the file tools' in none. The request and the call's output pipe (passed
+// as a file descriptor, SCM_RIGHTS) go over a unix socket on the child's
+// stdin; from there the child confines itself exactly as a child started
+// for the call does. A child starts unconfined but namespaced, runs only
+// this binary's code until it has its request, and is killed when the
+// sandbox closes.
 
-// poolSize is how many children wait ready: a burst of calls beyond it
+// poolSize is how many children of each kind wait ready: a burst of calls beyond it
 // starts children on the calls' paths, as without a pool.
 const poolSize = 2
 
 type pool struct {
 	sb    *Sandbox
+	tool  bool          // children for the file tools (child.ArgWarmTool), not bash
 	ready chan *warm    // started, waiting for a request
 	want  chan struct{} // one token per child to start
 	stop  chan struct{}
@@ -47,8 +51,8 @@ type warm struct {
 	cgDone func()   // removes its cgroup once it has ended
 }
 
-func newPool(sb *Sandbox) *pool {
-	p := &pool{sb: sb, ready: make(chan *warm, poolSize), want: make(chan struct{}, poolSize), stop: make(chan struct{})}
+func newPool(sb *Sandbox, tool bool) *pool {
+	p := &pool{sb: sb, tool: tool, ready: make(chan *warm, poolSize), want: make(chan struct{}, poolSize), stop: make(chan struct{})}
 	for range poolSize {
 		p.want <- struct{}{}
 	}
@@ -66,9 +70,9 @@ func (p *pool) fill() {
 		case <-p.stop:
 			return
 		}
-		w, err := p.sb.startWarm()
+		w, err := p.sb.startWarm(p.tool)
 		if err != nil {
-			p.sb.log.Warn("sandbox: start a child ahead of a call", "err", err)
+			p.sb.log.Warn("sandbox: start a child ahead of a call", "tool", p.tool, "err", err)
 			t := time.NewTimer(time.Second)
 			select {
 			case <-t.C:
@@ -95,7 +99,7 @@ func (p *pool) take() (w *warm, pooled bool, err error) {
 	case w := <-p.ready:
 		return w, true, nil
 	default:
-		w, err := p.sb.startWarm()
+		w, err := p.sb.startWarm(p.tool)
 		return w, false, err
 	}
 }
@@ -129,22 +133,28 @@ func (p *pool) close() {
 }
 
 // startWarm starts a child in the sandbox's namespaces, in a process group
-// of its own (bash's, after the exec), waiting for its request.
-func (s *Sandbox) startWarm() (*warm, error) {
+// of its own (bash's, after the exec), waiting for its request: for bash,
+// in its call's pids cgroup, or with tool, for a file tool (no cgroup: see
+// prepare).
+func (s *Sandbox) startWarm(tool bool) (*warm, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
 	parent, theirs := os.NewFile(uintptr(fds[0]), "sandbox-request"), os.NewFile(uintptr(fds[1]), "sandbox-request-child")
-	procs, cgDone, err := s.cgroup()
-	if err != nil {
-		_ = parent.Close()
-		_ = theirs.Close()
-		return nil, err
+	procs, cgDone := "", func() {}
+	if !tool {
+		if procs, cgDone, err = s.cgroup(); err != nil {
+			_ = parent.Close()
+			_ = theirs.Close()
+			return nil, err
+		}
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{child.Arg0, child.ArgWarm}
-	if procs != "" {
+	if tool {
+		cmd.Args[1] = child.ArgWarmTool
+	} else if procs != "" {
 		cmd.Args = append(cmd.Args, procs)
 	}
 	cmd.Env = []string{}
@@ -207,27 +217,38 @@ func (l launcher) Start(dir string, argv, env []string, out *os.File) (*os.Proce
 	if err != nil {
 		return nil, nil, err
 	}
+	w, err := s.pool.serve(req, out, &release)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Not our exec.Cmd's Wait: bash waits for the process itself.
+	done := release
+	return w.cmd.Process, func() { done(); w.cgDone() }, nil
+}
+
+// serve gives req and out to a ready child (one started now when none is)
+// and returns it; a pooled child's refill is added to *release, which the
+// caller runs once the call has ended. On error *release has run.
+func (p *pool) serve(req child.Request, out *os.File, release *func()) (*warm, error) {
 	// A child that died waiting (killed from outside) refuses the request
 	// (EPIPE); each of those is replaced, then one started for the call.
 	for attempt := 0; ; attempt++ {
-		w, pooled, err := s.pool.take()
+		w, pooled, err := p.take()
 		if err != nil {
-			release()
-			return nil, nil, err
+			(*release)()
+			return nil, err
 		}
 		err = w.send(req, out)
 		if pooled {
-			s.pool.refillAfter(&release)
+			p.refillAfter(release)
 		}
 		if err == nil {
-			// Not our exec.Cmd's Wait: bash waits for the process itself.
-			done := release
-			return w.cmd.Process, func() { done(); w.cgDone() }, nil
+			return w, nil
 		}
 		w.kill()
 		if !pooled || attempt >= poolSize || !errors.Is(err, syscall.EPIPE) {
-			release()
-			return nil, nil, fmt.Errorf("sandbox: %w", err)
+			(*release)()
+			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -207,5 +208,53 @@ func BenchmarkProxiedRequest(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*n), "ms/request")
 		})
 		closeSandbox(b, sb)
+	}
+}
+
+// TestBestEffortWithoutNetworkNamespace: at best-effort on a kernel without
+// network namespaces the allowed hosts get no proxy (none is started: it
+// would have no namespace to bridge into) and calls still have no network:
+// Landlock refuses every TCP connection, to a listed host's port too, and
+// the file tools still work.
+func TestBestEffortWithoutNetworkNamespace(t *testing.T) {
+	f := sandbox.Probe()
+	if f.LandlockABI < 4 {
+		t.Fatalf("this kernel's Landlock ABI %d lacks TCP rules (4): the test needs them", f.LandlockABI)
+	}
+	f.NetNS = false
+	defer sandbox.SetProbe(func() sandbox.Features { return f })()
+	_, p := hostServer(t)
+	allow, err := sandbox.ParseAllowHosts(fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.New(sandbox.Required, sandbox.Policy{AllowHosts: allow}, nil); !errors.Is(err, sandbox.ErrUnavailable) ||
+		!strings.Contains(err.Error(), "network namespace") {
+		t.Fatalf("required without network namespaces: %v, want ErrUnavailable naming the network namespace", err)
+	}
+	sb, err := sandbox.New(sandbox.BestEffort, sandbox.Policy{AllowHosts: allow}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSandbox(t, sb)
+	if s := sandbox.ProxySocket(sb); s != "" {
+		t.Errorf("a proxy was started (%s) with no network namespace to bridge into", s)
+	}
+	dir := t.TempDir()
+	ts := tools(t, sb, dir)
+	for _, c := range []struct{ cmd, want string }{
+		{fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d", p), "Permission denied"},
+		{fmt.Sprintf("curl -sS --max-time 5 http://127.0.0.1:%d/", p), "Failed to connect"},
+	} {
+		r := run(t, ts["bash"], fmt.Sprintf(`{"command":%q}`, c.cmd))
+		if !r.IsError || !strings.Contains(textOf(r), c.want) || strings.Contains(textOf(r), "hello") {
+			t.Errorf("%s: %q, want it refused (%s)", c.cmd, textOf(r), c.want)
+		}
+	}
+	if r := run(t, ts["write"], `{"path":"a.txt","content":"local"}`); r.IsError {
+		t.Errorf("write: %s", textOf(r))
+	}
+	if r := run(t, ts["read"], `{"path":"a.txt"}`); r.IsError || !strings.Contains(textOf(r), "local") {
+		t.Errorf("read: %q", textOf(r))
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// probe is Probe; tests replace it to stand for a kernel that lacks a layer.
+var probe = Probe
+
 // ErrUnavailable is matched by the error of [New] at level Required when the
 // kernel lacks a layer; the message names every missing one.
 var ErrUnavailable = errors.New("sandbox unavailable")
@@ -31,6 +34,7 @@ type Sandbox struct {
 	tmpRoot  string   // per-call temp directories live here
 	log      *slog.Logger
 	pool     *pool  // children started ahead of bash calls; nil at Off
+	tools    *pool  // children started ahead of file tool calls; nil at Off
 	proxy    *proxy // the allowed-hosts proxy; nil without AllowHosts
 	counter  *prometheus.CounterVec
 	cleanup  sync.WaitGroup // cgroup removals under way
@@ -52,7 +56,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 		log.Warn("sandbox off: tool calls run unconfined, with every permission of the toolrunner (--sandbox off)")
 		return s, nil
 	}
-	s.features = Probe()
+	s.features = probe()
 	s.missing = s.features.Missing(s.policy)
 	if len(s.missing) > 0 && level == Required {
 		return nil, fmt.Errorf("%w: the kernel or the process lacks %s; run where they exist or choose --sandbox best-effort",
@@ -86,7 +90,7 @@ func New(level Level, policy Policy, log *slog.Logger) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	s.pool = newPool(s)
+	s.pool, s.tools = newPool(s, false), newPool(s, true)
 	if len(s.missing) > 0 {
 		log.Warn("sandbox best-effort: confining tool calls without what the kernel lacks", "missing", strings.Join(s.missing, ", "),
 			"features", s.features.String())
@@ -115,6 +119,7 @@ func (s *Sandbox) Missing() []string { return s.missing }
 func (s *Sandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
+		s.tools.close()
 	}
 	if s.proxy != nil {
 		s.proxy.close()

@@ -150,7 +150,7 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 		}
 	}
 	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
-	for _, pid := range sandbox.WarmPIDs(sb) {
+	for _, pid := range sandbox.WarmPIDs(sb, false) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,64 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 		t.Errorf("with the waiting children killed: %q, want the call served", textOf(r))
 	}
 	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
-	pids := sandbox.WarmPIDs(sb)
+	pids := sandbox.WarmPIDs(sb, false)
+	closeSandbox(t, sb)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d outlives Close: kill(0) = %v", pid, err)
+		}
+	}
+}
+
+// TestWarmToolChildrenServeAndEnd: file tool calls run in children started
+// ahead of them too, confined to the call's workspace once they have it;
+// children killed while they wait are replaced; Close ends the ones waiting.
+func TestWarmToolChildrenServeAndEnd(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Required, sandbox.Policy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func() bool { return sandbox.WarmToolChildren(sb) == sandbox.PoolSize }
+	kittest.Eventually(t, 30*time.Second, "the pool full", full)
+	dir, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("other session"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := tools(t, sb, dir)
+	for i := range 5 {
+		if r := run(t, ts["write"], fmt.Sprintf(`{"path":"f%d.txt","content":"call %d"}`, i, i)); r.IsError {
+			t.Fatalf("write %d: %s", i, textOf(r))
+		}
+		if r := run(t, ts["read"], fmt.Sprintf(`{"path":"f%d.txt"}`, i)); r.IsError || !strings.Contains(textOf(r), fmt.Sprintf("call %d", i)) {
+			t.Errorf("read %d: %q, want what was written", i, textOf(r))
+		}
+	}
+	// A symlink out of the workspace is refused (by the tools' own path
+	// checks first; Landlock, applied once the child has its request,
+	// underneath).
+	if err := os.Symlink(other, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, ts["read"], `{"path":"out/secret.txt"}`); !r.IsError || strings.Contains(textOf(r), "other session") {
+		t.Errorf("read through a symlink out of the workspace: %q, want an error", textOf(r))
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	for _, pid := range sandbox.WarmPIDs(sb, true) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		kittest.Eventually(t, 30*time.Second, "the killed child dead", func() bool {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			tasks, terr := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+			return err == nil && strings.HasPrefix(rest, "Z") && terr == nil && len(tasks) == 1
+		})
+	}
+	if r := run(t, ts["read"], `{"path":"f0.txt"}`); r.IsError || !strings.Contains(textOf(r), "call 0") {
+		t.Errorf("with the waiting children killed: %q, want the call served", textOf(r))
+	}
+	kittest.Eventually(t, 30*time.Second, "the pool refilled", full)
+	pids := sandbox.WarmPIDs(sb, true)
 	closeSandbox(t, sb)
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
@@ -179,8 +236,10 @@ func TestWarmChildrenServeAndEnd(t *testing.T) {
 // BenchmarkCall measures one tool call with and without confinement: the
 // child's start, namespaces, Landlock and limits are the difference. Calls
 // run back to back, so a bash call's child started ahead (the pool) is
-// being replaced while the next call runs; "idle" lets the pool refill
-// between calls (untimed), as the time a model takes between calls does.
+// being replaced while the next call runs (so are a file tool's); "idle"
+// lets the pools refill between calls (untimed), as the time a model takes
+// between calls does. cpu-ms/op is the CPU time per call of the benchmark
+// and its children (see cpuTime).
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -199,16 +258,20 @@ func BenchmarkCall(b *testing.B) {
 			{"bash-true", "bash", `{"command":"true"}`, false},
 			{"bash-true-idle", "bash", `{"command":"true"}`, true},
 			{"read", "read", `{"path":"f.txt"}`, false},
+			{"read-idle", "read", `{"path":"f.txt"}`, true},
 		} {
 			if c.idle && level == sandbox.Off {
 				continue
 			}
 			b.Run(c.name+"/"+level.String(), func(b *testing.B) {
 				var d []time.Duration
+				cpu0 := cpuTime(b)
 				for b.Loop() {
 					if c.idle {
 						b.StopTimer()
-						kittest.Eventually(b, 30*time.Second, "the pool full", func() bool { return sandbox.WarmChildren(sb) == sandbox.PoolSize })
+						kittest.Eventually(b, 30*time.Second, "the pools full", func() bool {
+							return sandbox.WarmChildren(sb) == sandbox.PoolSize && sandbox.WarmToolChildren(sb) == sandbox.PoolSize
+						})
 						b.StartTimer()
 					}
 					start := time.Now()
@@ -217,13 +280,31 @@ func BenchmarkCall(b *testing.B) {
 					}
 					d = append(d, time.Since(start))
 				}
+				cpu := cpuTime(b) - cpu0
 				sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 				b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(d)), "cpu-ms/op")
 			})
 		}
 		closeSandbox(b, sb)
 	}
+}
+
+// cpuTime is the CPU time, user and system, of this process and of the
+// children it has reaped: per call that is one child's whole life (its
+// start included, whether ahead of the call or on its path), the figure the
+// machine's load does not change much, unlike the latencies.
+func cpuTime(b *testing.B) time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return total
 }
 
 func tools(t testing.TB, sb *sandbox.Sandbox, dir string) map[string]tool.Tool {

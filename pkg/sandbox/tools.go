@@ -1,24 +1,20 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/cairn-agents/cairn/pkg/sandbox/internal/child"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/tools"
-)
-
-// Error kinds a tool child reports, so the parent's error matches what the
-// tool's own error matched.
-const (
-	kindOutside = "outside"
-	kindInvalid = "invalid"
 )
 
 // Tools returns the built-in tools over root (pkg/tools), each call run
@@ -102,32 +98,18 @@ func (c *confined) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		return tool.Result{}, err
 	}
 	req := child.Request{Mode: child.ModeTool, Workspace: dir, Tool: name, Call: callJSON, Lines: lines, Bytes: bytesMax}
-	cmd, release, err := c.sb.command(req, false)
+	out, exit, err := c.sb.runTool(ctx, req)
 	if err != nil {
-		return tool.Result{}, err
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{}, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
-	defer release()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		return tool.Result{}, fmt.Errorf("sandbox: start %s: %w", name, err)
-	}
-	var werr error
-	done := make(chan struct{})
-	go func() { werr = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-		err = werr
-	case <-ctx.Done():
-		_ = cmd.Process.Kill() // gone already is fine
-		<-done                 // killed: its exit status says nothing
-		return tool.Result{}, ctx.Err()
-	}
-	if err != nil {
-		return tool.Result{}, fmt.Errorf("sandbox: %s: %v: %s", name, err, strings.TrimSpace(errb.String()))
+	if exit != nil {
+		return tool.Result{}, fmt.Errorf("sandbox: %s: %v: %s", name, exit, strings.TrimSpace(string(out)))
 	}
 	var resp child.Response
-	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
+	if err := json.Unmarshal(out, &resp); err != nil {
 		return tool.Result{}, fmt.Errorf("sandbox: %s: decode the result: %w", name, err)
 	}
 	if resp.Error != "" {
@@ -143,6 +125,51 @@ func (c *confined) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 	return res, nil
 }
 
+// runTool runs req in a child started ahead for a file tool (one started
+// now when none waits) and returns what it wrote on stdout and stderr (one
+// pipe: the JSON response, or "sandbox: ..." when it could not confine
+// itself) and, when it failed, how it ended. Cancelling ctx kills the
+// child and returns ctx.Err().
+func (s *Sandbox) runTool(ctx context.Context, req child.Request) ([]byte, *exec.ExitError, error) {
+	req, release, err := s.prepare(req, false, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("output pipe: %w", err)
+	}
+	defer func() { _ = r.Close() }()
+	wc, err := s.tools.serve(req, w, &release)
+	_ = w.Close() // the child has its copy, or there is none
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	var out []byte
+	var rerr error
+	read := make(chan struct{})
+	go func() { out, rerr = io.ReadAll(r); close(read) }() // ends when the child does
+	select {
+	case <-read:
+	case <-ctx.Done():
+		_ = wc.cmd.Process.Kill() // gone already is fine
+		<-read
+		_ = wc.cmd.Wait() // killed: its exit status says nothing
+		return nil, nil, ctx.Err()
+	}
+	werr := wc.cmd.Wait()
+	if rerr != nil {
+		return nil, nil, fmt.Errorf("read the result: %w", rerr)
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		return out, ee, nil
+	}
+	return out, nil, werr
+}
+
 // childError is a tool's error as the child reported it.
 type childError struct{ msg, kind string }
 
@@ -151,9 +178,9 @@ func (e *childError) Error() string { return e.msg }
 // Is matches what the tool's own error matched.
 func (e *childError) Is(target error) bool {
 	switch e.kind {
-	case kindOutside:
+	case child.KindOutside:
 		return target == tools.ErrOutside
-	case kindInvalid:
+	case child.KindInvalid:
 		return target == events.ErrInvalid
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,15 +63,9 @@ func (t *readTool) Spec() events.ToolSpec {
 
 // Execute reads the file.
 func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Result)) (tool.Result, error) {
-	var a readArgs
-	if err := decodeArgs("read", call.Arguments, &a, []string{"path", "offset", "limit"}, []string{"path"}); err != nil {
+	a, err := decodeRead(call.Arguments)
+	if err != nil {
 		return tool.Result{}, err
-	}
-	if a.Offset != nil && *a.Offset < 1 {
-		return tool.Result{}, argErr("offset", "must be at least 1 (lines are numbered from 1), got %d", *a.Offset)
-	}
-	if a.Limit != nil && *a.Limit < 1 {
-		return tool.Result{}, argErr("limit", "must be at least 1, got %d", *a.Limit)
 	}
 	ws, rel, release, err := t.env.resolveFile(call, a.Path)
 	if err != nil {
@@ -113,6 +108,42 @@ func (t *readTool) Execute(ctx context.Context, call tool.Call, _ func(tool.Resu
 		return errorResult(fmt.Sprintf("%s is a binary file (%s); inspect it with bash (e.g. file, xxd, od)", a.Path, formatSize(fi.Size())), d), nil
 	}
 	return t.text(ctx, io.MultiReader(bytes.NewReader(head), f), a, d)
+}
+
+// decodeRead decodes and checks read's arguments.
+func decodeRead(raw json.RawMessage) (readArgs, error) {
+	var a readArgs
+	if err := decodeArgs("read", raw, &a, []string{"path", "offset", "limit"}, []string{"path"}); err != nil {
+		return a, err
+	}
+	if a.Offset != nil && *a.Offset < 1 {
+		return a, argErr("offset", "must be at least 1 (lines are numbered from 1), got %d", *a.Offset)
+	}
+	if a.Limit != nil && *a.Limit < 1 {
+		return a, argErr("limit", "must be at least 1, got %d", *a.Limit)
+	}
+	return a, nil
+}
+
+// ReadPath returns the path a read call's arguments name; false when they
+// do not decode (the call then fails as read would fail it).
+func ReadPath(args json.RawMessage) (string, bool) {
+	a, err := decodeRead(args)
+	return a.Path, err == nil
+}
+
+// ReadText answers a read call from text held in memory, as if text were
+// the content of the file the call names: read's argument checks, line
+// window, default output limits and result. A caller that serves some
+// paths itself (the orchestrator serves the tenant's skills) uses it, so
+// the model cannot tell those from files.
+func ReadText(ctx context.Context, call tool.Call, text string) (tool.Result, error) {
+	a, err := decodeRead(call.Arguments)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	t := &readTool{env: &env{out: limits{lines: DefaultMaxLines, bytes: DefaultMaxBytes}}}
+	return t.text(ctx, strings.NewReader(text), a, ReadDetails{Path: a.Path, Bytes: int64(len(text))})
 }
 
 // imageType returns the MIME type of an image format models accept, or "".

@@ -297,6 +297,7 @@ func (g *Gateway) routes() (http.Handler, error) {
 	g.adminRoutes(handle)    // admin.go
 	g.budgetRoutes(handle)   // budget.go
 	g.approvalRoutes(handle) // approvals.go
+	g.subagentRoutes(handle) // subagents.go
 	g.keyRoutes(handle)      // keyroutes.go
 	g.resourceRoutes(handle) // resources.go
 	notFound := func(w http.ResponseWriter, r *http.Request) {

@@ -73,6 +73,10 @@ func (g *Gateway) getContext(w http.ResponseWriter, r *http.Request) {
 	if resp.Messages == nil {
 		resp.Messages = []events.Message{}
 	}
+	if rec, ok, err := events.LastSystemPrompt(path); ok && err == nil {
+		// One that does not decode (an imported file's) is left out.
+		resp.SystemPrompt = &rec
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -84,6 +88,9 @@ type contextResponse struct {
 	Tools         []string         `json:"tools"`
 	CompactionID  string           `json:"compactionId,omitempty"`
 	Messages      []events.Message `json:"messages"`
+	// SystemPrompt is the system prompt the branch's model calls were last
+	// sent with, as the orchestrator recorded it; absent before a run.
+	SystemPrompt *events.SystemPromptRecord `json:"systemPrompt,omitempty"`
 }
 
 func (g *Gateway) export(w http.ResponseWriter, r *http.Request) {

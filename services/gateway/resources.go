@@ -49,7 +49,7 @@ func (g *Gateway) resourceRoutes(handle func(pattern, route string, timed bool, 
 	for _, k := range []struct {
 		kind resources.Kind
 		path string
-	}{{resources.KindSkill, "/v1/skills"}, {resources.KindTemplate, "/v1/templates"}} {
+	}{{resources.KindSkill, "/v1/skills"}, {resources.KindTemplate, "/v1/templates"}, {resources.KindSystem, "/v1/system-prompt"}} {
 		route := string(k.kind)
 		handle("GET "+k.path, route, true, g.listResources(k.kind))
 		handle("PUT "+k.path+"/{name}", route, true, g.putResource(k.kind))

@@ -27,6 +27,9 @@ func TestResourcesOfAnotherTenantAreMissing(t *testing.T) {
 	if code, out, _ := f.call(t, bearer(acmeAdmin), "PUT", "/v1/templates/review", "Review $1"); code != 200 || out["description"] != "Review $1" {
 		t.Fatalf("put template: %d %v", code, out)
 	}
+	if code, out, _ := f.call(t, bearer(acmeAdmin), "PUT", "/v1/system-prompt/append", "Be brief."); code != 200 || out["kind"] != "system" {
+		t.Fatalf("put system append: %d %v", code, out)
+	}
 	// acme's viewer reads; a member cannot write.
 	if code, out, _ := f.call(t, bearer(acmeViewer), "GET", "/v1/skills/pdf", ""); code != 200 || !strings.Contains(out["text"].(string), "pdftotext") {
 		t.Fatalf("viewer get: %d %v", code, out)
@@ -41,15 +44,16 @@ func TestResourcesOfAnotherTenantAreMissing(t *testing.T) {
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/v1/skills/pdf", ""}, {"DELETE", "/v1/skills/pdf", ""},
 		{"GET", "/v1/templates/review", ""}, {"DELETE", "/v1/templates/review", ""},
+		{"GET", "/v1/system-prompt/append", ""}, {"DELETE", "/v1/system-prompt/append", ""},
 	} {
 		code, out, _ := f.call(t, bearer(globex), c.method, c.path, c.body)
 		if code != 404 || errCode(out) != "not_found" {
 			t.Errorf("globex %s %s = %d %v, want 404", c.method, c.path, code, out)
 		}
 	}
-	for _, p := range []string{"/v1/skills", "/v1/templates"} {
+	for p, key := range map[string]string{"/v1/skills": "skills", "/v1/templates": "templates", "/v1/system-prompt": "systems"} {
 		code, out, _ := f.call(t, bearer(globex), "GET", p, "")
-		if l, _ := out[strings.TrimPrefix(p, "/v1/")].([]any); code != 200 || len(l) != 0 {
+		if l, ok := out[key].([]any); code != 200 || !ok || len(l) != 0 {
 			t.Errorf("globex list %s = %d %v", p, code, out)
 		}
 	}
@@ -72,6 +76,8 @@ func TestResourcesOfAnotherTenantAreMissing(t *testing.T) {
 		{"/v1/skills/x", "---\ndescription: [oops\n---\n", 400, "line 2: front matter is not valid YAML"},
 		{"/v1/skills/x", "---\ndescription: d\n---\n" + strings.Repeat("x", 200<<10), 413, "at most 131072 bytes"},
 		{"/v1/templates/a.b", "x", 400, "name contains invalid characters"},
+		{"/v1/system-prompt/prefix", "x", 400, "name must be base"},
+		{"/v1/system-prompt/base", "bad \x00 byte", 400, `system "base": line 1: contains a NUL byte`},
 	} {
 		code, out, _ := f.call(t, bearer(acmeAdmin), "PUT", c.path, c.body)
 		if code != c.code || !strings.Contains(errMsg(out), c.msg) {

@@ -38,8 +38,14 @@ var routeRoles = map[string]Role{
 	"GET /v1/templates/{name}":                   RoleViewer,
 	"PUT /v1/templates/{name}":                   RoleTenantAdmin,
 	"DELETE /v1/templates/{name}":                RoleTenantAdmin,
+	"GET /v1/system-prompt":                      RoleViewer,
+	"GET /v1/system-prompt/{name}":               RoleViewer,
+	"PUT /v1/system-prompt/{name}":               RoleTenantAdmin,
+	"DELETE /v1/system-prompt/{name}":            RoleTenantAdmin,
 	"PUT /v1/tenants/{tenant}/approvals":         RoleTenantAdmin,
 	"GET /v1/tenants/{tenant}/approvals":         RoleViewer,
+	"PUT /v1/tenants/{tenant}/subagents":         RoleTenantAdmin,
+	"GET /v1/tenants/{tenant}/subagents":         RoleViewer,
 	"POST /v1/admin/projector/rebuild":           RoleAdmin,
 	"GET /v1/admin/projector/rebuild":            RoleAdmin,
 	"GET /v1/admin/projector/digest":             RoleAdmin,
@@ -55,6 +61,8 @@ var routeNotes = map[string]string{
 	"GET /v1/tenants/{tenant}/usage":     "below admin, its own tenant only; another tenant is not found (404)",
 	"PUT /v1/tenants/{tenant}/approvals": "a tenant-admin sets its own tenant's default only; another tenant is not found (404)",
 	"GET /v1/tenants/{tenant}/approvals": "below admin, its own tenant only; another tenant is not found (404)",
+	"PUT /v1/tenants/{tenant}/subagents": "a tenant-admin sets its own tenant's limits only; another tenant is not found (404)",
+	"GET /v1/tenants/{tenant}/subagents": "below admin, its own tenant only; another tenant is not found (404)",
 }
 
 // openRoutes need no principal: the operations routes.

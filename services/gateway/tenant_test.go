@@ -92,9 +92,15 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 		"GET /v1/templates/{name}":           "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
 		"PUT /v1/templates/{name}":           "stored in the caller's tenant: TestResourcesOfAnotherTenantAreMissing",
 		"DELETE /v1/templates/{name}":        "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
+		"GET /v1/system-prompt":              "the caller's tenant's only: TestResourcesOfAnotherTenantAreMissing",
+		"GET /v1/system-prompt/{name}":       "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
+		"PUT /v1/system-prompt/{name}":       "stored in the caller's tenant: TestResourcesOfAnotherTenantAreMissing",
+		"DELETE /v1/system-prompt/{name}":    "another tenant's is not found: TestResourcesOfAnotherTenantAreMissing",
 		"GET /v1/approvals":                  "the projector's, with the tenant header: TestApprovalsReadModel lists none of another tenant's",
 		"PUT /v1/tenants/{tenant}/approvals": "names its tenant: TestTenantApprovalsOfAnotherTenantAreMissing",
 		"GET /v1/tenants/{tenant}/approvals": "names its tenant: TestTenantApprovalsOfAnotherTenantAreMissing",
+		"PUT /v1/tenants/{tenant}/subagents": "names its tenant: TestTenantSubagentLimits",
+		"GET /v1/tenants/{tenant}/subagents": "names its tenant: TestTenantSubagentLimits",
 	}
 	for _, p := range f.g.patterns {
 		if _, ok := read[p]; !ok && other[p] == "" {

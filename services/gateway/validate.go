@@ -16,6 +16,9 @@ import (
 // has the registry). The rest is the orchestrator's to refuse, on the
 // record.
 func (g *Gateway) check(ref events.SessionRef, cmd *events.Command) error {
+	if err := refuseTaskCommand(ref, cmd); err != nil {
+		return err
+	}
 	switch cmd.Type {
 	case events.CmdCreate:
 		if cmd.Workspace != "" {
@@ -28,6 +31,25 @@ func (g *Gateway) check(ref events.SessionRef, cmd *events.Command) error {
 		}
 	case events.CmdSetModel:
 		return g.checkModel(cmd.Model)
+	}
+	return nil
+}
+
+// refuseTaskCommand refuses what only orchestrators may send for
+// sub-agents (docs/subagents.md): a task_result (a client could otherwise
+// wake a parent with a forged answer), a create naming a parent task, and
+// a command id of the shape of the ones orchestrators derive for their
+// children (a client could otherwise create a session in a child's place).
+func refuseTaskCommand(ref events.SessionRef, cmd *events.Command) error {
+	switch {
+	case cmd.Type == events.CmdTaskResult:
+		return &events.FieldError{Field: "type", Problem: "task_result is sent by the orchestrator running a sub-agent, not by clients"}
+	case cmd.ParentSession != "" || cmd.ParentToolCallID != "" || cmd.TaskDepth != 0:
+		return &events.FieldError{Field: "parentToolCallId", Problem: "a sub-agent is created by its parent's task call, not by clients"}
+	case cmd.Type == events.CmdCreate && events.IsChildSessionID(ref.ID):
+		return &events.FieldError{Field: "id", Problem: fmt.Sprintf("%q: session ids starting with \"sub-\" are reserved for sub-agents", ref.ID)}
+	case events.IsTaskCommandID(cmd.ID):
+		return &events.FieldError{Field: "id", Problem: fmt.Sprintf("%q: command ids starting with \"task-\" are reserved for the orchestrator's sub-agent commands", cmd.ID)}
 	}
 	return nil
 }

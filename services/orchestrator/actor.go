@@ -238,7 +238,8 @@ func (a *actor) load(ctx context.Context) error {
 		a.startRun(ctx, a.recover)
 		return nil
 	}
-	a.clearMark() // a mark left by a run that did settle
+	a.reportToParent(ctx) // a report a crash may have lost (subagents.go)
+	a.clearMark()         // a mark left by a run that did settle
 	return a.newHarness(ctx)
 }
 
@@ -340,6 +341,7 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 	}
 	fenced := a.part.writable() != nil
 	if ctx.Err() == nil && !fenced {
+		a.reportToParent(ctx) // a sub-agent's run settled (subagents.go)
 		// Only a settled run clears its mark; a stopped one leaves it for
 		// the next owner to recover, and a fenced one must not touch the
 		// mark, which may be the next owner's already.

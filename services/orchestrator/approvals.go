@@ -73,6 +73,9 @@ func (a *actor) policy() *events.Approvals {
 // else the policy.
 func (a *actor) approvalFunc() func(string, string) bool {
 	return func(tool, hookApproval string) bool {
+		if tool == events.TaskTool {
+			return false // a sub-agent's own calls ask (subagents.go)
+		}
 		switch hookApproval {
 		case hook.ApprovalAsk:
 			return true
@@ -224,7 +227,7 @@ func (a *actor) resumeIfAnswered(ctx context.Context) {
 	if !a.is(lifecycle.Waiting) {
 		return // still running: afterRun resumes once the run returns
 	}
-	if w := a.wait(); w != nil && len(w.Pending()) > 0 {
+	if w := a.wait(); w != nil && !w.Answered() {
 		return
 	}
 	a.resume(ctx, false)
@@ -262,6 +265,9 @@ func (a *actor) abortWaiting(ctx context.Context, cmd events.Command) {
 			return
 		}
 	}
+	if !a.abortTasks(ctx, cmd, w) { // subagents.go
+		return
+	}
 	if a.is(lifecycle.Waiting) {
 		a.resume(ctx, true)
 	}
@@ -276,6 +282,7 @@ func (a *actor) parked(ctx context.Context) {
 		a.abortWaiting(ctx, *c)
 		return
 	}
+	a.startTasks(ctx, a.wait()) // subagents.go
 	a.resumeIfAnswered(ctx)
 }
 
@@ -316,6 +323,9 @@ func (a *actor) loadWaiting(ctx context.Context, w *harness.Wait) error {
 	for _, r := range w.Requests {
 		requested[r.ToolCallID] = true
 	}
+	for _, t := range w.Tasks {
+		requested[t.ToolCallID] = true
+	}
 	for _, c := range w.Message.ToolCalls() {
 		if requested[c.ID] {
 			continue
@@ -333,11 +343,15 @@ func (a *actor) loadWaiting(ctx context.Context, w *harness.Wait) error {
 			return fmt.Errorf("hold recovered result of %s: %w", c.ID, err)
 		}
 	}
+	if err := a.loadTasks(ctx, w); err != nil { // subagents.go
+		return err
+	}
 	if err := a.newHarness(ctx); err != nil {
 		return err
 	}
 	a.setMark() // a session that waits keeps its mark
 	a.to(lifecycle.Waiting)
+	a.startTasks(ctx, a.wait())
 	a.resumeIfAnswered(ctx)
 	return nil
 }

@@ -73,6 +73,8 @@ func (a *actor) handleCommand(ctx context.Context, c intake.Command) {
 		a.answer(ctx, cmd)
 	case events.CmdSetApprovals:
 		a.setApprovals(ctx, cmd)
+	case events.CmdTaskResult:
+		a.taskResult(ctx, cmd) // subagents.go
 	case events.CmdAbort:
 		if a.is(lifecycle.Waiting) {
 			a.abortWaiting(ctx, cmd)
@@ -271,6 +273,10 @@ func (a *actor) reject(ctx context.Context, cmd events.Command, code, reason str
 	e := events.Entry{Type: events.EntryCommandRejected, CommandID: cmd.ID, Principal: cmd.Principal, Reason: reason, Code: code}
 	if _, err := a.st.Append(context.WithoutCancel(ctx), e); err != nil {
 		a.log.Warn("cannot record a rejected command", "command", cmd.ID, "err", err)
+		return
+	}
+	if cmd.ID == events.TaskCommandID("prompt", a.sid.ID, "") {
+		a.reportToParent(ctx) // a sub-agent that refused its task: the parent hears it (subagents.go)
 	}
 }
 
@@ -311,13 +317,14 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 		a.reject(ctx, cmd, codeInvalid, err.Error())
 		return
 	}
+	// The header keeps the session's own prompt only: without one, the
+	// builder takes the tenant's base, else the orchestrator's default,
+	// at each run (resources.go), and the log records what it built.
 	systemPrompt := cmd.SystemPrompt
-	if systemPrompt == "" {
-		systemPrompt = a.o.cfg.SystemPrompt
-	}
 	h := events.Entry{V: events.SchemaVersion, Type: events.EntrySession, ID: a.sid.ID, Tenant: a.sid.Tenant, CommandID: cmd.ID, Principal: cmd.Principal,
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
-		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals}
+		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals,
+		ParentSession: cmd.ParentSession, ParentToolCallID: cmd.ParentToolCallID, TaskDepth: cmd.TaskDepth}
 	if err := a.part.awaitWritable(ctx); err != nil {
 		a.log.Warn("cannot create the session", "err", err)
 		return // given up: the command stays pending; the next owner creates it

@@ -42,7 +42,8 @@ type Config struct {
 	// DefaultModel is the model of sessions created without one. Required.
 	Models       Models
 	DefaultModel string
-	// SystemPrompt of sessions created without one.
+	// SystemPrompt is the base prompt of sessions created without one whose
+	// tenant has no base of its own (resources.SystemBase).
 	SystemPrompt string
 	// WorkspaceRoot is the root of session workspaces, as the toolrunners
 	// have it (--workspace-root): a create's workspace must lie inside it

@@ -34,7 +34,7 @@ func TestACutRetryIsRecovered(t *testing.T) {
 	for _, e := range es {
 		got = append(got, e.Type)
 	}
-	if want := "session message message turn_interrupted message message"; strings.Join(got, " ") != want {
+	if want := "session message message turn_interrupted message custom message"; strings.Join(got, " ") != want {
 		t.Fatalf("log: %s, want %s", strings.Join(got, " "), want)
 	}
 }
@@ -70,8 +70,8 @@ func TestACutCompactionIsRecovered(t *testing.T) {
 	}
 	p.startOrchestrator("o1")
 	for _, c := range []struct{ sid, want string }{
-		{"cutc", "session message message turn_interrupted message message"},
-		{"donec", "session message message compaction message message"},
+		{"cutc", "session message message turn_interrupted message custom message"},
+		{"donec", "session message message compaction message custom message"},
 	} {
 		p.send(events.Command{ID: "p1" + c.sid, Type: events.CmdPrompt, SessionID: c.sid, Text: "again"})
 		es := p.waitLog(c.sid, "the prompt after recovery answered", func(es []events.Entry) bool { return named("p1"+c.sid)(es) && lastText(es) == "ok" })

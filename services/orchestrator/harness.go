@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/llm"
 	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/cairn-agents/cairn/pkg/tool"
+	"github.com/cairn-agents/cairn/pkg/tools"
 )
 
 // remoteTools returns the registered tools of names, each run by its pool's
@@ -32,6 +33,10 @@ func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, e
 	}
 	out := make([]tool.Tool, 0, len(names))
 	for i, n := range names {
+		if n == events.TaskTool {
+			out = append(out, tools.Task{}) // built in: its calls are parked (subagents.go)
+			continue
+		}
 		t, ok := a.tools[n]
 		if !ok {
 			reg, err := a.o.bus.Lookup(ctx, n)
@@ -39,6 +44,9 @@ func (a *actor) remoteTools(ctx context.Context, names []string) ([]tool.Tool, e
 				return nil, fmt.Errorf("tools[%d]: tool %q is not registered by any toolrunner pool (%v)", i, n, err)
 			}
 			t = &remoteTool{reg: reg, bus: a.o.bus, waits: a.waits, store: a.st, session: a.sid, workspace: workspace}
+			if n == "read" {
+				t.skill = a.skillFile
+			}
 			if a.st != nil {
 				a.tools[n] = t // before the session exists, names are only checked
 			}
@@ -78,15 +86,15 @@ func (a *actor) newHarness(ctx context.Context) error {
 			}
 		}
 	}
-	tools, err := a.remoteTools(ctx, names)
+	toolset, err := a.remoteTools(ctx, names)
 	if err != nil {
 		// A tool no longer registered: go on without it, the model is told
 		// "not found" if it calls it.
 		a.log.Warn("some tools of the session are not registered", "err", err)
-		tools = tools[:0]
+		toolset = toolset[:0]
 		for _, n := range names {
 			if ts, err := a.remoteTools(ctx, []string{n}); err == nil {
-				tools = append(tools, ts...)
+				toolset = append(toolset, ts...)
 			}
 		}
 	}
@@ -103,12 +111,13 @@ func (a *actor) newHarness(ctx context.Context) error {
 	a.approvals.Store(nil) // read again, the tenant's default included (approvals.go)
 	hs, err := harness.New(ctx, harness.Config{
 		SessionID: a.sid.ID, Workspace: h.Cwd, Session: a.st,
-		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: tools,
+		Providers: meter.Providers(a.o.providers), Model: model, Models: a.o.resolveModel, Tools: toolset,
 		Sink: meter.Sink(a.publish), Logger: a.log, Validator: &a.o.validator,
 		Compactor: a.compactor(cb), Summarizer: a.summarizer(cb), Hooks: a.hooks(),
 		ReserveTokens: compaction.SettingsFor(model.ContextWindow).ReserveTokens,
 		Approval:      a.approvalFunc(), ApprovalExpiresAt: a.expiresAtFunc(),
 		SystemPromptFor: a.systemPromptFor(h), // resources.go
+		Deferred:        a.deferredFunc(taskSettings{header: h, tools: names}),
 	})
 	if err != nil {
 		return err

@@ -210,7 +210,9 @@ func TestPromptRunsToolsThroughToolrunner(t *testing.T) {
 	if result.IsError || !strings.Contains(result.Content.Text(), "hello.txt") {
 		t.Fatalf("ls result = %q (error %v)", result.Content.Text(), result.IsError)
 	}
-	if es[0].Type != events.EntrySession || es[0].CommandID != "c1" || es[1].CommandID != "c2" {
+	// The header, the prompt, then the system prompt the model call was
+	// sent (named by no command).
+	if es[0].Type != events.EntrySession || es[0].CommandID != "c1" || es[1].CommandID != "c2" || es[2].CustomType != events.CustomSystemPrompt || es[2].CommandID != "" {
 		t.Fatalf("header/prompt not named by their commands: %+v / %+v", es[0], es[1])
 	}
 	if errs := session.VerifyChain(mustRecords(t, p, "s1")); len(errs) != 0 {

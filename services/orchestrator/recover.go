@@ -18,6 +18,11 @@ import (
 // compaction mark no compaction entry follows (the compaction was owed).
 func (a *actor) needsRecovery() bool {
 	_, path, _ := a.st.Path(context.Background())
+	return needsRecoveryPath(path)
+}
+
+// needsRecoveryPath is needsRecovery of the active path path.
+func needsRecoveryPath(path []events.Entry) bool {
 	compacted := false
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]

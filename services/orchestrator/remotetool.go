@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/pkg/toolbus"
+	"github.com/cairn-agents/cairn/pkg/tools"
 )
 
 // waiters hands tool results, which arrive on the orchestrator's results
@@ -65,6 +66,9 @@ type remoteTool struct {
 	store     *store
 	session   events.SessionRef
 	workspace string // relative to the tenant's root under the runners' workspace root
+	// skill returns the text of the tenant's skill a read call's path
+	// names (resources.go: skillFile); nil for tools other than read.
+	skill func(path string) (string, bool)
 }
 
 func (t *remoteTool) Spec() events.ToolSpec { return t.reg.ToolSpec }
@@ -72,6 +76,13 @@ func (t *remoteTool) Spec() events.ToolSpec { return t.reg.ToolSpec }
 // Execute dispatches the call and waits for its one result. Cancelling ctx
 // asks the runners to cancel it and returns ctx's error.
 func (t *remoteTool) Execute(ctx context.Context, c tool.Call, _ func(tool.Result)) (tool.Result, error) {
+	if t.skill != nil {
+		if p, ok := tools.ReadPath(c.Arguments); ok {
+			if text, ok := t.skill(p); ok {
+				return tools.ReadText(ctx, c, text) // the skill as listed, from the orchestrator's copy
+			}
+		}
+	}
 	if !t.reg.Serves(t.session.Tenant) {
 		// The registry says the pool's workers serve other tenants only:
 		// the call is not dispatched, and the model sees why.

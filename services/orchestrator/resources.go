@@ -1,12 +1,17 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/cairn-agents/cairn/pkg/agent/harness"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/resources"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/intake"
@@ -91,28 +96,71 @@ func expand(st resources.Stored, cmd events.Command) (string, error) {
 	return s.Expand(dir+"/SKILL.md", dir, cmd.Text), nil
 }
 
-// skillDir is where a skill's location says it is: relative to the
-// session's workspace (docs/resources.md: not materialised there yet).
-func skillDir(name string) string { return ".cairn/skills/" + name }
+// skillDir is where a skill's location says it is, relative to the
+// session's workspace. No file is there: the orchestrator answers a read
+// of its SKILL.md itself (skillFile), from the tenant's skills.
+func skillDir(name string) string { return skillsDir + "/" + name }
+
+const skillsDir = ".cairn/skills"
+
+// skillFile returns the text of the tenant's skill whose listed location
+// p is (.cairn/skills/NAME/SKILL.md, relative to the workspace, in any
+// spelling path.Clean reduces to it); false for any other path, and for a
+// skill the tenant does not have, whose read goes to the toolrunners.
+func (a *actor) skillFile(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(path.Clean(p), skillsDir+"/")
+	name, file, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || file != "SKILL.md" || a.o.resCache == nil {
+		return "", false
+	}
+	st, err := a.o.resCache.Get(a.sid.Tenant, resources.KindSkill, name)
+	if err != nil {
+		return "", false
+	}
+	return st.Text, true
+}
 
 // The system prompt of every run and of every save point is built then
 // (the harness calls systemPromptFor) from the session's header (its
-// systemPrompt and workspace), the tenant's skills as the cache has them
-// and the active tools, by resources.Build (pi's buildSystemPrompt for a
+// systemPrompt and workspace), the tenant's system prompt parts (its base
+// when the header has none, its additions) and skills as the cache has
+// them, and the active tools, by resources.Build (pi's buildSystemPrompt for a
 // custom prompt). So a skill changed during a run is in the prompt from
 // the next save point, never in the request in flight.
 
 // systemPromptFor is the harness's SystemPromptFor for the session whose
 // header is h.
-func (a *actor) systemPromptFor(h events.Entry) func(tools []string) string {
-	base, cwd, tenant, cache := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache
-	return func(tools []string) string {
+func (a *actor) systemPromptFor(h events.Entry) func(tools []string) harness.SystemPrompt {
+	base, cwd, tenant, cache, fallback := h.SystemPrompt, h.Cwd, a.sid.Tenant, a.o.resCache, a.o.cfg.SystemPrompt
+	return func(tools []string) harness.SystemPrompt {
 		var listed []resources.Listed
+		var used []events.ResourceVersion
 		for _, s := range cache.All(tenant, resources.KindSkill) {
 			listed = append(listed, resources.Listed{Name: s.Name, Description: s.Description,
 				Location: skillDir(s.Name) + "/SKILL.md", DisableModelInvocation: s.DisableModelInvocation})
+			if !s.DisableModelInvocation && resources.ListsSkills(tools) { // else the prompt does not list it
+				used = append(used, events.ResourceVersion{Kind: string(s.Kind), Name: s.Name, Version: s.Version})
+			}
 		}
-		return resources.Build(resources.SystemPrompt{Base: base, Skills: listed, Tools: tools,
+		// The tenant's parts: its base for a session that gives none (else
+		// the orchestrator's default), and its additions after the base.
+		b, add := base, ""
+		if st, err := cache.Get(tenant, resources.KindSystem, resources.SystemBase); err == nil && b == "" {
+			b = st.Text
+			used = append(used, events.ResourceVersion{Kind: string(st.Kind), Name: st.Name, Version: st.Version})
+		}
+		if b == "" {
+			b = fallback
+		}
+		if st, err := cache.Get(tenant, resources.KindSystem, resources.SystemAppend); err == nil {
+			add = st.Text
+			used = append(used, events.ResourceVersion{Kind: string(st.Kind), Name: st.Name, Version: st.Version})
+		}
+		slices.SortFunc(used, func(x, y events.ResourceVersion) int {
+			return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name))
+		})
+		text := resources.Build(resources.SystemPrompt{Base: b, Append: add, Skills: listed, Tools: tools,
 			Date: time.Now().UTC().Format(time.DateOnly), Cwd: cwd})
+		return harness.SystemPrompt{Text: text, Resources: used}
 	}
 }

@@ -257,6 +257,27 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 		}
 	}
 
+	// The log says what each request was told, and by which versions.
+	es := p.waitLogOf(acme, "the gated reply", func(es []events.Entry) bool { return lastText(es) == "gated" })
+	var recs []events.SystemPromptRecord
+	for i := range es {
+		if r, ok, err := events.DecodeSystemPrompt(&es[i]); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d system prompt records, want 2 (one per prompt sent): %+v", len(recs), recs)
+	}
+	for i, v := range []uint64{v1.Version, v2.Version} {
+		r := recs[i]
+		if r.Text != got[i] || r.Digest != events.PromptDigest(got[i]) || len(r.Resources) != 1 ||
+			r.Resources[0] != (events.ResourceVersion{Kind: "skill", Name: "pdf", Version: v}) {
+			t.Errorf("record %d = %+v, want the prompt sent with skill pdf at version %d", i, r, v)
+		}
+	}
+
 	// Without the read tool the skills are not listed; another tenant
 	// never sees acme's.
 	p.sendTo("acme", events.Command{ID: "c3", Type: events.CmdSetTools, SessionID: "s1", Tools: []string{"gate"}})
@@ -265,11 +286,132 @@ func TestSystemPromptFollowsSkillsAtSavePoints(t *testing.T) {
 	if sp := rec.of("no read"); len(sp) != 1 || strings.Contains(sp[0], "pdf") || !strings.HasPrefix(sp[0], "Base prompt.\nCurrent date: ") {
 		t.Errorf("without read: %q", sp)
 	}
+	es = p.waitLogOf(acme, "the reply without read", func(es []events.Entry) bool { return lastText(es) == "ok" })
+	if r, ok, err := events.LastSystemPrompt(es); err != nil || !ok || r.Text != rec.of("no read")[0] || len(r.Resources) != 0 {
+		// A prompt that lists no skill was built from none.
+		t.Errorf("the last record = %+v, %v, %v; want the prompt without skills", r, ok, err)
+	}
 	beta := events.SessionRef{Tenant: "beta", ID: "s1"}
 	p.sendTo("beta", events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", SystemPrompt: "Beta.", Tools: []string{"read"}})
 	p.sendTo("beta", events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: "beta asks"})
 	p.waitLogOf(beta, "beta's reply", func(es []events.Entry) bool { return lastText(es) == "ok" })
 	if sp := rec.of("beta asks"); len(sp) != 1 || strings.Contains(sp[0], "pdf") || strings.Contains(sp[0], "<available_skills>") {
 		t.Errorf("beta's system prompt: %q", sp)
+	}
+}
+
+// A read of a listed skill's location is answered by the orchestrator from
+// the tenant's skills, as read answers a file (its line window too); a
+// path under .cairn/skills that names no skill of the tenant goes to the
+// toolrunners like any other, and another tenant's skill is not served.
+func TestReadOfAListedSkill(t *testing.T) {
+	p := newPlatform(t)
+	store := p.resources()
+	ctx := context.Background()
+	if _, err := store.Put(ctx, "acme", resources.KindSkill, "pdf", pdfSkill); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scripted.Parse([]byte(`{"rules": [
+	  {"match": {"lastRole": "user", "contains": "load pdf"}, "reply": {"toolCalls": [{"name": "read", "arguments": {"path": "./.cairn/skills/x/../pdf/SKILL.md", "offset": 5}}]}},
+	  {"match": {"lastRole": "user", "contains": "load nope"}, "reply": {"toolCalls": [{"name": "read", "arguments": {"path": ".cairn/skills/nope/SKILL.md"}}]}},
+	  {"match": {"lastRole": "toolResult"}, "reply": {"text": "loaded"}},
+	  {"reply": {"text": "ok"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, context.Background(), "orchestrator", o.Run) // its copy of the skills starts with pdf
+	result := func(es []events.Entry, n int) *events.Message {
+		for i := range es {
+			if m := es[i].Message; m != nil && m.Role == events.RoleToolResult {
+				if n--; n == 0 {
+					return m
+				}
+			}
+		}
+		return nil
+	}
+	for _, tenant := range []string{"acme", "beta"} {
+		ref := events.SessionRef{Tenant: tenant, ID: "s1"}
+		p.sendTo(tenant, events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "s1", Tools: []string{"read"}})
+		p.sendTo(tenant, events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "s1", Text: "load pdf"})
+		es := p.waitLogOf(ref, "the read's reply", func(es []events.Entry) bool { return result(es, 1) != nil && lastText(es) == "loaded" })
+		m := result(es, 1)
+		if tenant == "beta" {
+			if !m.IsError || strings.Contains(m.Content.Text(), "pdftotext") {
+				t.Errorf("beta read acme's skill: %q (error %v)", m.Content.Text(), m.IsError)
+			}
+			continue
+		}
+		if m.IsError || m.Content.Text() != "\nUse pdftotext." {
+			t.Errorf("the skill read from line 5: %q (error %v), want its body", m.Content.Text(), m.IsError)
+		}
+		p.sendTo(tenant, events.Command{ID: "c3", Type: events.CmdPrompt, SessionID: "s1", Text: "load nope"})
+		es = p.waitLogOf(ref, "the second read's reply", func(es []events.Entry) bool { return result(es, 2) != nil && lastText(es) == "loaded" })
+		if m := result(es, 2); !m.IsError {
+			t.Errorf("a read of a skill the tenant lacks: %q, want the toolrunner's error (no such file)", m.Content.Text())
+		}
+	}
+}
+
+// A tenant's system prompt parts: its base for sessions that give none,
+// its additions after any base; both recorded as resources of the build,
+// and a change applies from the next run.
+func TestTenantSystemPromptParts(t *testing.T) {
+	p := newPlatform(t)
+	store := p.resources()
+	ctx := context.Background()
+	if _, err := store.Put(ctx, "acme", resources.KindSystem, resources.SystemBase, "Acme base."); err != nil {
+		t.Fatal(err)
+	}
+	add, err := store.Put(ctx, "acme", resources.KindSystem, resources.SystemAppend, "Never deploy on Fridays.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, "acme", resources.KindSystem, "other", "x"); err == nil || !strings.Contains(err.Error(), "name must be base") {
+		t.Fatalf("a part named other: %v", err)
+	}
+	sc, err := scripted.Parse([]byte(`{"rules": [{"reply": {"text": "ok"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &sysRecording{scriptedModels: scriptedModels{scripted.New(sc)}, prompts: map[string][]string{}}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: rec, DefaultModel: "scripted/test", SystemPrompt: "Orchestrator default.", Logger: failOnRefusedMove(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, context.Background(), "orchestrator", o.Run)
+	run := func(tenant, sid, system, text string) events.SystemPromptRecord {
+		t.Helper()
+		ref := events.SessionRef{Tenant: tenant, ID: sid}
+		p.sendTo(tenant, events.Command{ID: "c-" + text, Type: events.CmdCreate, SessionID: sid, SystemPrompt: system, Tools: []string{}})
+		p.sendTo(tenant, events.Command{ID: "p-" + text, Type: events.CmdPrompt, SessionID: sid, Text: text})
+		es := p.waitLogOf(ref, "the reply to "+text, func(es []events.Entry) bool { return userFor(es, "p-"+text) != nil && lastText(es) == "ok" })
+		r, ok, err := events.LastSystemPrompt(es)
+		if err != nil || !ok {
+			t.Fatalf("%s: no system prompt record (%v)", text, err)
+		}
+		if sent := rec.of(text); len(sent) != 1 || sent[0] != r.Text {
+			t.Fatalf("%s: sent %q, recorded %q", text, sent, r.Text)
+		}
+		return r
+	}
+	r := run("acme", "s1", "", "plain")
+	if !strings.HasPrefix(r.Text, "Acme base.\n\nNever deploy on Fridays.\nCurrent date: ") || len(r.Resources) != 2 ||
+		r.Resources[0].Name != resources.SystemAppend || r.Resources[0].Version != add.Version || r.Resources[1].Name != resources.SystemBase {
+		t.Errorf("a session without a prompt: %+v", r)
+	}
+	r = run("acme", "s2", "Own prompt.", "own")
+	if !strings.HasPrefix(r.Text, "Own prompt.\n\nNever deploy on Fridays.\n") || len(r.Resources) != 1 {
+		t.Errorf("a session with its own prompt: %+v", r)
+	}
+	r = run("beta", "s1", "", "beta")
+	if !strings.HasPrefix(r.Text, "Orchestrator default.\nCurrent date: ") || len(r.Resources) != 0 {
+		t.Errorf("a tenant without parts: %+v", r)
 	}
 }

@@ -18,6 +18,11 @@ import (
 // on is in the log. [Harness.Resume] goes on once every parked call is
 // answered (approval_answered entries, the orchestrator's), recording the
 // batch's results in the model's order.
+//
+// Sub-agents (DESIGN §13) park the same way: a call Config.Deferred takes
+// gets a task_started entry naming its child session, and is answered
+// when its result is held (a tool_result_held entry the orchestrator
+// appends once the child settles).
 
 // ErrWaiting ends a run whose batch waits for approvals (it wraps the
 // *agent.ParkedError). The harness is idle; Resume goes on.
@@ -34,9 +39,37 @@ type Wait struct {
 	Requests []events.Entry            // approval_requested, in call order
 	Answers  map[string]events.Entry   // approval_answered, by call id
 	Held     map[string]events.Message // tool_result_held, by call id
+	Tasks    []events.Entry            // task_started, in call order
 }
 
-// Pending returns the requests not yet answered, in call order.
+// PendingTasks returns the task calls whose result is not held yet, in
+// call order.
+func (w *Wait) PendingTasks() []events.Entry {
+	var out []events.Entry
+	for _, t := range w.Tasks {
+		if _, ok := w.Held[t.ToolCallID]; !ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Task returns the task_started entry of a call, if the batch parked it
+// for a sub-agent.
+func (w *Wait) Task(toolCallID string) (events.Entry, bool) {
+	for _, t := range w.Tasks {
+		if t.ToolCallID == toolCallID {
+			return t, true
+		}
+	}
+	return events.Entry{}, false
+}
+
+// Answered reports whether nothing of the batch waits any more: every
+// approval request answered, every task's result held.
+func (w *Wait) Answered() bool { return len(w.Pending()) == 0 && len(w.PendingTasks()) == 0 }
+
+// Pending returns the approval requests not yet answered, in call order.
 func (w *Wait) Pending() []events.Entry {
 	var out []events.Entry
 	for _, r := range w.Requests {
@@ -58,7 +91,7 @@ func (w *Wait) Request(toolCallID string) (events.Entry, bool) {
 }
 
 // WaitOf returns the parked batch path ends in, or nil: the last assistant
-// message of path, when approval_requested entries follow it and nothing
+// message of path, when approval_requested or task_started entries follow it and nothing
 // closed the batch (a tool result or a turn_interrupted after it).
 func WaitOf(path []events.Entry) *Wait {
 	last := -1
@@ -73,11 +106,13 @@ func WaitOf(path []events.Entry) *Wait {
 		return nil
 	}
 	w := &Wait{Message: *path[last].Message, EntryID: path[last].ID, Answers: map[string]events.Entry{}, Held: map[string]events.Message{}}
-	byCall := map[string]events.Entry{}
+	byCall, tasks := map[string]events.Entry{}, map[string]events.Entry{}
 	for _, e := range path[last+1:] {
 		switch e.Type {
 		case events.EntryApprovalRequested:
 			byCall[e.ToolCallID] = e
+		case events.EntryTaskStarted:
+			tasks[e.ToolCallID] = e
 		case events.EntryApprovalAnswered:
 			w.Answers[e.ToolCallID] = e
 		case events.EntryToolResultHeld:
@@ -96,8 +131,11 @@ func WaitOf(path []events.Entry) *Wait {
 		if r, ok := byCall[c.ID]; ok {
 			w.Requests = append(w.Requests, r)
 		}
+		if t, ok := tasks[c.ID]; ok {
+			w.Tasks = append(w.Tasks, t)
+		}
 	}
-	if len(w.Requests) == 0 {
+	if len(w.Requests) == 0 && len(w.Tasks) == 0 {
 		return nil
 	}
 	return w
@@ -151,6 +189,15 @@ func (h *Harness) Resume(ctx context.Context) error {
 // onParked records a parked call's request and publishes it.
 func (h *Harness) onParked(ctx context.Context, c agent.ParkedCall) {
 	if h.run.writeErr != nil {
+		return
+	}
+	if c.Kind == agent.ParkTask {
+		e := events.Entry{Type: events.EntryTaskStarted, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Arguments: c.Arguments,
+			ChildSessionID: events.ChildSessionID(h.cfg.SessionID, c.ToolCallID)}
+		if _, err := h.appendEntry(ctx, e); err != nil {
+			h.run.writeErr = err
+			h.run.cancel(err)
+		}
 		return
 	}
 	e := events.Entry{Type: events.EntryApprovalRequested, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Arguments: c.Arguments}

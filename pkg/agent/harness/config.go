@@ -46,8 +46,9 @@ type Config struct {
 	// every run and at every save point from the active tools' names then;
 	// what it returns replaces SystemPrompt (and SetSystemPrompt's) from
 	// that model call on. It is called on the run's goroutine and must not
-	// block on the harness.
-	SystemPromptFor func(activeTools []string) string
+	// block on the harness. With it the harness records the prompt each
+	// model call is sent with (events.CustomSystemPrompt; record.go).
+	SystemPromptFor func(activeTools []string) SystemPrompt
 	// Tools the agent may call. The context's active tools (the header's
 	// tools, then the last active_tools_change) narrow them to the names
 	// they list.
@@ -86,6 +87,12 @@ type Config struct {
 	// ApprovalExpiresAt gives a new request its expiry ("" = none).
 	Approval          func(toolName, hookApproval string) bool
 	ApprovalExpiresAt func() string
+	// Deferred says whether a tool call's result comes from outside the
+	// run, a sub-agent's (agent.Config.Deferred; approval.go): such a call
+	// gets a task_started entry naming its child session
+	// (events.ChildSessionID) and parks its batch as an approval does. nil
+	// = no call is deferred.
+	Deferred func(ctx context.Context, c agent.ParkedCall, n int) (deferred bool, refusal string)
 }
 
 // RetryPolicy is the automatic retry of transient provider failures.

@@ -65,6 +65,9 @@ type Harness struct {
 		held     []events.Entry
 		messages []events.Message // the context of the active leaf
 		stale    bool             // messages must be read again from the session
+		// recorded is the digest of the last system prompt recorded on
+		// the active branch ("" for none; record.go).
+		recorded string
 		cancel   context.CancelCauseFunc
 		idle     chan struct{} // closed when the phase returns to idle
 	}
@@ -91,6 +94,12 @@ type Harness struct {
 		// compaction is not recorded yet.
 		marked         string
 		compactionOpen bool
+		// hookPrompt is the system prompt a before_agent_start hook gave
+		// the run, nil for none: it holds for the whole run, over what
+		// the save points build (record.go).
+		hookPrompt *SystemPrompt
+		// built is what SystemPromptFor last gave the run (record.go).
+		built SystemPrompt
 	}
 }
 
@@ -138,6 +147,7 @@ func New(ctx context.Context, cfg Config) (*Harness, error) {
 	h.mu.phase = PhaseIdle
 	h.mu.settings = s
 	h.mu.messages = c.Messages
+	h.mu.recorded = recordedDigest(path)
 	h.mu.idle = make(chan struct{})
 	close(h.mu.idle)
 	return h, nil

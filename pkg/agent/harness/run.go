@@ -61,8 +61,10 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.version = h.mu.version
 	s := h.mu.settings
 	h.mu.Unlock()
+	h.run.built = SystemPrompt{}
 	if h.cfg.SystemPromptFor != nil {
-		s.system = h.cfg.SystemPromptFor(toolNames(s.tools))
+		h.run.built = h.cfg.SystemPromptFor(toolNames(s.tools))
+		s.system = h.run.built.Text
 		h.mu.Lock()
 		h.mu.settings.system = s.system
 		h.mu.Unlock()
@@ -71,6 +73,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 	h.run.cancel = cancel
 	h.run.writeCtx = ctx
 	h.run.agentEnd = nil
+	h.run.hookPrompt = nil
 	defer func() {
 		h.closeRetry(err)
 		if ferr := h.end(ctx); err == nil {
@@ -100,7 +103,7 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 		if err != nil {
 			return fmt.Errorf("harness: read session: %w", err)
 		}
-		if wait = WaitOf(path); wait == nil || len(wait.Pending()) > 0 {
+		if wait = WaitOf(path); wait == nil || !wait.Answered() {
 			return ErrNotWaiting
 		}
 	} else if msgsCtx, err = h.closeInterrupted(runCtx, msgsCtx, s.tools); err != nil {
@@ -120,7 +123,11 @@ func (h *Harness) start(ctx context.Context, msgs []events.Message, mode int) (e
 		var injected []events.Message
 		injected, system = hook.BeforeAgentStart(runCtx, h.hooks, prompts, system)
 		prompts = append(prompts, injected...)
+		if system != s.system {
+			h.run.hookPrompt = &SystemPrompt{Text: system}
+		}
 	}
+
 	cfg := h.loopConfig(s)
 	c := &agent.Context{SystemPrompt: system, Messages: msgsCtx, Tools: s.tools}
 	switch mode {
@@ -178,13 +185,14 @@ func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
 	}
 	h.mu.Lock()
 	h.mu.messages, h.mu.stale = c.Messages, false
+	h.mu.recorded = recordedDigest(path) // a navigation may have changed the branch
 	h.mu.Unlock()
 	return c.Messages, nil
 }
 
 func (h *Harness) loopConfig(s settings) agent.Config {
 	return agent.Config{
-		Provider:      s.provider,
+		Provider:      h.provider(s.provider),
 		Model:         s.model,
 		ThinkingLevel: s.thinking,
 		Stream:        s.stream,
@@ -199,6 +207,7 @@ func (h *Harness) loopConfig(s settings) agent.Config {
 		Recover:       h.recover,
 		Approval:      h.approval(),
 		Parked:        h.onParked,
+		Deferred:      h.cfg.Deferred,
 	}
 }
 
@@ -263,17 +272,18 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	}
 	if h.cfg.SystemPromptFor != nil {
 		// Built at every save point: what changed during the turn (a
-		// skill, the tools) is in the next request.
+		// skill, the tools) is in the next request, and recorded first.
 		h.mu.Lock()
 		tools := h.mu.settings.tools
 		h.mu.Unlock()
 		p := h.cfg.SystemPromptFor(toolNames(tools))
 		h.mu.Lock()
-		if p != h.mu.settings.system {
-			h.mu.settings.system = p
+		if p.Text != h.mu.settings.system {
+			h.mu.settings.system = p.Text
 			h.mu.version++
 		}
 		h.mu.Unlock()
+		h.run.built = p
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -282,7 +292,10 @@ func (h *Harness) savePoint(ctx context.Context, t agent.Turn) agent.NextTurn {
 	}
 	h.run.version = h.mu.version
 	s := h.mu.settings
-	next.Provider, next.Model, next.ThinkingLevel = s.provider, &s.model, &s.thinking
+	if hp := h.run.hookPrompt; hp != nil {
+		s.system = hp.Text // the hook's prompt holds for the run
+	}
+	next.Provider, next.Model, next.ThinkingLevel = h.provider(s.provider), &s.model, &s.thinking
 	next.SystemPrompt, next.Tools, next.SetTools, next.Stream = &s.system, s.tools, true, &s.stream
 	return next
 }

@@ -1,12 +1,8 @@
 package child
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,17 +37,21 @@ func startBridge(sock string, port int) error {
 	if err := syscall.Listen(fd, 128); err != nil {
 		return fmt.Errorf("proxy bridge: listen: %w", err)
 	}
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{Arg0, ArgBridge, sock}
-	cmd.Env = []string{}
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{f}
-	if err := cmd.Start(); err != nil {
+	// os.StartProcess, not os/exec: os/exec imports path/filepath, which
+	// sorts late in the init order (see the package doc).
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("proxy bridge: %w", err)
+	}
+	defer func() { _ = null.Close() }()
+	p, err := os.StartProcess("/proc/self/exe", []string{Arg0, ArgBridge, sock},
+		&os.ProcAttr{Dir: "/", Env: []string{}, Files: []*os.File{null, null, null, f}})
+	if err != nil {
 		return fmt.Errorf("proxy bridge: start: %w", err)
 	}
 	// Not waited for: the bridge ends with the call's PID namespace, whose
 	// init (the call's command) this process becomes.
-	_ = cmd.Process.Release()
+	_ = p.Release()
 	return nil
 }
 
@@ -74,42 +74,4 @@ func loUp() error {
 		return fmt.Errorf("SIOCSIFFLAGS: %w", err)
 	}
 	return nil
-}
-
-// runBridge is the bridge process: it forwards every connection on fd 3
-// to the proxy socket until the listener fails.
-func runBridge(sock string) int {
-	ln, err := net.FileListener(os.NewFile(3, "proxy-listener"))
-	if err != nil {
-		return Fail(fmt.Errorf("proxy bridge: %w", err))
-	}
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return Fail(fmt.Errorf("proxy bridge: accept: %w", err))
-		}
-		go forward(c, sock)
-	}
-}
-
-func forward(c net.Conn, sock string) {
-	defer func() { _ = c.Close() }()
-	up, err := net.Dial("unix", sock)
-	if err != nil {
-		return
-	}
-	defer func() { _ = up.Close() }()
-	done := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(up, c)
-		_ = up.(*net.UnixConn).CloseWrite()
-		close(done)
-	}()
-	_, _ = io.Copy(c, up)
-	_ = c.(*net.TCPConn).CloseWrite()
-	<-done
 }

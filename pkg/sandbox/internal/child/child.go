@@ -20,8 +20,8 @@ const maxRequest = 64 << 20
 // ExitSetup is the child's exit code when it could not confine itself.
 const ExitSetup = 125
 
-// Pending is the request of a ModeTool child, for pkg/sandbox's init; nil
-// in every other process.
+// Pending is the request of a ModeTool child, for internal/toolchild's
+// init; nil in every other process.
 var Pending *Request
 
 // init runs the child when the binary was started with argv[0] = Arg0: the
@@ -31,34 +31,21 @@ func init() {
 	if len(os.Args) == 0 || os.Args[0] != Arg0 {
 		return
 	}
-	if len(os.Args) == 3 && os.Args[1] == ArgBridge {
-		os.Exit(runBridge(os.Args[2]))
+	if len(os.Args) > 1 && (os.Args[1] == ArgBridge || os.Args[1] == ArgWarmTool) {
+		return // internal/bridge's or internal/toolchild's init runs it
 	}
 	warm := len(os.Args) > 1 && os.Args[1] == ArgWarm
-	var data []byte
-	var err error
-	if warm {
-		if len(os.Args) > 2 { // the call's cgroup, joined while nothing waits for it
-			if err := os.WriteFile(os.Args[2], []byte("0"), 0); err != nil {
-				os.Exit(Fail(fmt.Errorf("join cgroup: %w", err)))
-			}
+	if warm && len(os.Args) > 2 { // the call's cgroup, joined while nothing waits for it
+		if err := os.WriteFile(os.Args[2], []byte("0"), 0); err != nil {
+			os.Exit(Fail(fmt.Errorf("join cgroup: %w", err)))
 		}
-		data, err = receive()
-	} else {
-		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
 	}
+	req, err := readRequest(warm)
 	if err != nil {
-		os.Exit(Fail(fmt.Errorf("read the request: %w", err)))
-	}
-	var req Request
-	if err := json.Unmarshal(data, &req); err != nil {
-		os.Exit(Fail(fmt.Errorf("decode the request: %w", err)))
-	}
-	if err := nullStdin(); err != nil {
 		os.Exit(Fail(err))
 	}
 	if warm && req.Mode != ModeExec {
-		os.Exit(Fail(fmt.Errorf("a child started ahead runs exec requests only, got %q", req.Mode)))
+		os.Exit(Fail(fmt.Errorf("a child started ahead for bash runs exec requests only, got %q", req.Mode)))
 	}
 	switch req.Mode {
 	case ModeProbe:
@@ -66,10 +53,47 @@ func init() {
 	case ModeExec:
 		os.Exit(execArgv(req))
 	case ModeTool:
-		Pending = &req // pkg/sandbox's init runs it
+		Pending = &req // internal/toolchild's init runs it
 		return
 	}
 	os.Exit(Fail(fmt.Errorf("unknown mode %q", req.Mode)))
+}
+
+// WarmTool reads the request of a child started ahead of a file tool's
+// call (argv[1] ArgWarmTool), for internal/toolchild's init once the rest
+// of the binary is initialised: ok is false in every other process.
+func WarmTool() (req Request, ok bool, err error) {
+	if len(os.Args) != 2 || os.Args[0] != Arg0 || os.Args[1] != ArgWarmTool {
+		return Request{}, false, nil
+	}
+	req, err = readRequest(true)
+	if err == nil && req.Mode != ModeTool {
+		err = fmt.Errorf("a child started ahead for a file tool runs tool requests only, got %q", req.Mode)
+	}
+	return req, true, err
+}
+
+// readRequest reads and decodes the request, from the socket on stdin when
+// warm (see receive), then puts /dev/null on stdin.
+func readRequest(warm bool) (Request, error) {
+	var data []byte
+	var err error
+	if warm {
+		data, err = receive()
+	} else {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxRequest))
+	}
+	if err != nil {
+		return Request{}, fmt.Errorf("read the request: %w", err)
+	}
+	var req Request
+	if err := json.Unmarshal(data, &req); err != nil {
+		return Request{}, fmt.Errorf("decode the request: %w", err)
+	}
+	if err := nullStdin(); err != nil {
+		return Request{}, err
+	}
+	return req, nil
 }
 
 // receive reads a warm child's request from the socket on fd 0: the first

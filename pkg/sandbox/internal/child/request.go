@@ -1,14 +1,17 @@
 // Package child is the sandbox child's first part: its init, which runs
 // before the heavier packages of the binary are initialised (it imports
-// only the standard library, golang.org/x/sys/unix and go-landlock; Go
-// initialises packages in import-path order once their imports are done,
-// so each import that sorts late, such as path/filepath, lets every ready
-// package before it go first), reads the request, and for bash confines the
-// process and execs at once, Landlock bound to the one thread that execs. A
-// file tool's request is left in [Pending] for pkg/sandbox's init, which
-// runs the tool's Go code after the rest of the binary's inits (pkg/tools
-// needs pkg/tool, whose JSON Schema library compiles its meta-schemas at
-// init, and net/http).
+// only the standard library's early packages, golang.org/x/sys/unix and
+// go-landlock; Go initialises packages in import-path order once their
+// imports are done, so each import that sorts late, as net and os/exec did,
+// lets every ready package before it go first: keep it so, see
+// pkg/sandbox's TestChildInitComesBeforeHeavyPackages), reads the request,
+// and for bash confines the process and execs at once, Landlock bound to
+// the one thread that execs. A file tool's request is left in [Pending]
+// for internal/toolchild's init, which runs the tool's Go code once
+// pkg/tools and its imports are initialised (pkg/tool's JSON Schema
+// library compiles its meta-schemas at init); a child started ahead for a
+// file tool ([ArgWarmTool]) reads its request there. The allowed-hosts
+// bridge (argv[1] [ArgBridge]) is internal/bridge's init.
 //
 // # Errors
 //
@@ -29,6 +32,13 @@ const Arg0 = "cairn-sandbox-child"
 // a unix socket on which the first byte of the request carries the
 // descriptor to use as stdout and stderr; only ModeExec is accepted.
 const ArgWarm = "warm"
+
+// ArgWarmTool, as argv[1], makes a child started ahead of a file tool's
+// call: internal/child's init leaves it alone, so every package of the
+// binary is initialised before it reads its request (as ArgWarm's, from a
+// unix socket with the descriptor for stdout and stderr) in
+// internal/toolchild's init; only ModeTool is accepted.
+const ArgWarmTool = "warm-tool"
 
 // Modes of the child.
 const (
@@ -76,10 +86,17 @@ type Rlimits struct {
 	NProc      uint64 `json:"nproc"` // 0: not set
 }
 
+// Error kinds a tool child reports in Response.Kind, so the parent's error
+// matches what the tool's own error matched.
+const (
+	KindOutside = "outside" // tools.ErrOutside
+	KindInvalid = "invalid" // events.ErrInvalid
+)
+
 // Response is what a ModeTool or ModeProbe child writes to stdout.
 type Response struct {
 	Result json.RawMessage `json:"result,omitempty"` // a tool.Result
 	Error  string          `json:"error,omitempty"`
-	Kind   string          `json:"kind,omitempty"` // "outside", "invalid" or ""
+	Kind   string          `json:"kind,omitempty"` // KindOutside, KindInvalid or ""
 	Probe  json.RawMessage `json:"probe,omitempty"`
 }

@@ -40,9 +40,10 @@ func (w *Writer) project(seq uint64, sid events.SessionRef, e *events.Entry, dat
 		s.ThinkingLevel = e.ThinkingLevel
 		s.Workspace = e.Cwd
 		s.ParentSession = e.ParentSession
+		s.ParentToolCallID = e.ParentToolCallID
 		// s.Tenant is the subject's: the session's keys are under it, and
 		// a header written before tenants records none (the default's).
-		return nil
+		return w.subagentStarted(s)
 	}
 
 	// Every other entry is a node of the tree; the tree itself is read from
@@ -72,6 +73,8 @@ func (w *Writer) project(seq uint64, sid events.SessionRef, e *events.Entry, dat
 		return w.approvalRequested(sid, e, ms)
 	case events.EntryApprovalAnswered:
 		return w.approvalAnswered(sid, e)
+	case events.EntryTaskStarted:
+		s.Status = StatusWaiting // on its sub-agent
 	case events.EntryTurnInterrupted:
 		s.Status, s.awaitCompaction = StatusIdle, false
 		return w.interrupt(s, e.Timestamp, ms)
@@ -154,6 +157,9 @@ func (w *Writer) assistantUsage(s *Summary, m *events.Message, ms int64) error {
 	}
 	addTokens(&s.Tokens, u)
 	s.Cost += u.Cost.Total
+	if err := w.subagentUsage(s, u); err != nil {
+		return err
+	}
 	model := m.Model
 	if m.Provider != "" && m.Model != "" {
 		model = m.Provider + "/" + m.Model

@@ -45,16 +45,22 @@ type Summary struct {
 	Name          string  `json:"name,omitempty"`
 	Workspace     string  `json:"workspace,omitempty"`
 	ParentSession string  `json:"parentSession,omitempty"`
-	Tenant        string  `json:"tenant,omitempty"`
-	Entries       int64   `json:"entries"`
-	Messages      int64   `json:"messages"`
-	ToolCalls     int64   `json:"toolCalls"`
-	Tokens        Tokens  `json:"tokens"`
-	Cost          float64 `json:"cost"`
-	Created       string  `json:"created"`
-	LastActivity  string  `json:"lastActivity"`
-	FirstSeq      uint64  `json:"firstSeq"`
-	LastSeq       uint64  `json:"lastSeq"`
+	// ParentToolCallID: a sub-agent's calling task call (ParentSession is
+	// then its parent).
+	ParentToolCallID string  `json:"parentToolCallId,omitempty"`
+	Tenant           string  `json:"tenant,omitempty"`
+	Entries          int64   `json:"entries"`
+	Messages         int64   `json:"messages"`
+	ToolCalls        int64   `json:"toolCalls"`
+	Tokens           Tokens  `json:"tokens"`
+	Cost             float64 `json:"cost"`
+	// Subagents sums the sessions that descend from this one by task
+	// calls, and what they used (subagents.go); absent when none did.
+	Subagents    *SubagentUsage `json:"subagents,omitempty"`
+	Created      string         `json:"created"`
+	LastActivity string         `json:"lastActivity"`
+	FirstSeq     uint64         `json:"firstSeq"`
+	LastSeq      uint64         `json:"lastSeq"`
 	// Pending lists tool calls of the current turn with no result yet.
 	Pending []string `json:"pendingToolCalls,omitempty"`
 
