@@ -5,7 +5,7 @@ PKGS    ?= ./...
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test test-deps unit check demo bench fuzz clean cluster-test chart-test compose-test images images-deps compose-secrets compose-smoke chaos
+.PHONY: help build test test-deps unit check demo bench fuzz clean cluster-test chart-test compose-test images images-deps compose-secrets compose-smoke chaos chaos-short
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -13,7 +13,7 @@ help: ## list the targets
 build: ## build the cairn binary into bin/
 	$(GO) build -o $(BIN) ./cmd/cairn
 
-test: test-deps unit cluster-test chart-test compose-test compose-smoke ## every test: the module's, the cluster test, the chart and compose checks, the compose smoke run (CI runs this)
+test: test-deps unit cluster-test chart-test compose-test compose-smoke chaos-short ## every test: the module's, the cluster test, the chart and compose checks, the compose smoke run, a short chaos run (CI runs this)
 
 test-deps: ## install what the tests need beyond Go: Debian's chromium for the console tests
 	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
@@ -84,3 +84,9 @@ CHAOS_FAULTS_FOR ?= 10m
 chaos: images compose-secrets ## the compose cluster under kills, pauses, partitions: CHAOS_SESSIONS sessions, invariants, one FIGURES line (not in CI)
 	CAIRN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) CAIRN_CHAOS_FAULTS_FOR=$(CHAOS_FAULTS_FOR) \
 		$(GO) test -tags compose -count=1 -v -timeout 60m -run '^TestComposeChaos$$' ./internal/composetest/
+
+CHAOS_SHORT_SESSIONS ?= 40
+CHAOS_SHORT_FAULTS_FOR ?= 60s
+chaos-short: images compose-secrets ## make chaos, short (in make test): CHAOS_SHORT_SESSIONS sessions, faults for CHAOS_SHORT_FAULTS_FOR, one FIGURES line
+	CAIRN_CHAOS_SESSIONS=$(CHAOS_SHORT_SESSIONS) CAIRN_CHAOS_FAULTS_FOR=$(CHAOS_SHORT_FAULTS_FOR) \
+		$(GO) test -tags compose -count=1 -v -timeout 15m -run '^TestComposeChaos$$' ./internal/composetest/

@@ -6,8 +6,11 @@
 // Sessions run through the gateway with the admin key of
 // deploy/.secrets/admin.key (`make compose-secrets`, never in an image);
 // every session's log is then checked with internal/invariants and its hash
-// chain verified client-side. The project is always torn down (down -v),
-// also when the test fails.
+// chain verified client-side. TestComposeChaos (`make chaos`, and `make
+// chaos-short` in `make test`) does the same for many sessions while
+// containers are killed, paused and cut off, and prints a FIGURES line
+// (docs/operations.md, "The chaos test"). The project is always torn down
+// (down -v), also when the test fails.
 //
 // # Guarantees
 //

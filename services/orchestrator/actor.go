@@ -204,8 +204,12 @@ func (a *actor) run(ctx context.Context) {
 			a.evict()
 			return
 		}
-		if st := a.st; st != nil && st.lost() {
-			a.handOver(nil, "another writer appended to this session", nil)
+		if st := a.st; st != nil && st.gone() {
+			why := "another writer appended to this session"
+			if st.refused.Load() {
+				why = "the partition's lease is fenced or lost"
+			}
+			a.handOver(nil, why, nil)
 			return
 		}
 		if !idle.Stop() {
@@ -250,6 +254,7 @@ func (a *actor) attach(s *session.Session) {
 	a.cmds.Unlock()
 	a.st = newStore(s, a.onApplied)
 	a.st.appended = a.o.metrics.agent.appended
+	a.st.writable, a.st.fenced = a.part.awaitWritable, a.part.fenced
 }
 
 // onApplied finishes a command once an entry naming it is durable. It runs
@@ -319,24 +324,27 @@ func (a *actor) startPrompt(ctx context.Context, msg events.Message) {
 }
 
 func (a *actor) afterRun(ctx context.Context, err error) {
-	if errors.Is(err, harness.ErrWaiting) && ctx.Err() == nil && !a.st.lost() {
+	if errors.Is(err, harness.ErrWaiting) && ctx.Err() == nil && !a.st.gone() {
 		a.parked(ctx) // the mark stays while the session waits
 		a.runDeferred(ctx)
 		return
 	}
 	a.abortCmd = nil
 	a.to(lifecycle.Idle)
-	if a.st != nil && a.st.lost() {
-		// Another writer has the session (the run loop hands it over next).
+	if a.st != nil && a.st.gone() {
+		// Another writer has the session, or this instance may no longer
+		// write it (the run loop hands it over next).
 		// Its running mark stays: the mark is the session's, not this
 		// run's, and the other writer may be running a turn, which must be
 		// recovered if it crashes.
 		return
 	}
-	if ctx.Err() == nil {
+	fenced := a.part.writable() != nil
+	if ctx.Err() == nil && !fenced {
 		a.reportToParent(ctx) // a sub-agent's run settled (subagents.go)
 		// Only a settled run clears its mark; a stopped one leaves it for
-		// the next owner to recover.
+		// the next owner to recover, and a fenced one must not touch the
+		// mark, which may be the next owner's already.
 		a.clearMark()
 	}
 	if err != nil && ctx.Err() == nil {
@@ -355,7 +363,7 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		// cold load, on whichever instance, reads one object and a short
 		// tail (each snapshot rewrites the whole session).
 		if err := a.st.do(func(s *session.Session) error {
-			if n := s.Len(); n-a.snapAt >= snapshotEvery {
+			if n := s.Len(); n-a.snapAt >= snapshotEvery && !fenced {
 				a.snapAt = n
 				return s.Snapshot(context.WithoutCancel(ctx))
 			}

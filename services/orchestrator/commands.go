@@ -325,6 +325,10 @@ func (a *actor) create(ctx context.Context, c intake.Command) {
 		Timestamp: events.FormatTime(time.Now()), Version: events.PiVersion, Cwd: workspace, Model: model,
 		SystemPrompt: systemPrompt, Tools: names, Approvals: cmd.Approvals,
 		ParentSession: cmd.ParentSession, ParentToolCallID: cmd.ParentToolCallID, TaskDepth: cmd.TaskDepth}
+	if err := a.part.awaitWritable(ctx); err != nil {
+		a.log.Warn("cannot create the session", "err", err)
+		return // given up: the command stays pending; the next owner creates it
+	}
 	s, err := session.Create(ctx, a.o.cfg.Log, h)
 	if err != nil {
 		if errors.Is(err, session.ErrConflict) {

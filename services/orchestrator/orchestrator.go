@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cairn-agents/cairn/pkg/budget"
 	"github.com/cairn-agents/cairn/pkg/extension"
@@ -34,6 +35,11 @@ type Orchestrator struct {
 	resStore    *resources.Store        // skills and templates (resources.go)
 	resCache    *resources.Cache        // their copy, for what runs per turn
 	ext         *extension.Host         // remote hooks and notices; nil with NoExtensions (extensions.go)
+	// leases is the lease manager, set before Run takes a partition; its
+	// Holds fences the actors' appends (partition.writable).
+	leases *lease.Manager
+	// leaseClock is the leases' clock; nil is time.Now. Tests move it.
+	leaseClock func() time.Time
 
 	ctx context.Context // Run's context
 	wg  sync.WaitGroup
@@ -135,10 +141,11 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	defer stopResults()
 
 	mgr, err := lease.New(lease.Config{KV: leases, Instance: o.cfg.Instance, Partitions: o.cfg.Partitions,
-		TTL: o.cfg.LeaseTTL, Logger: o.log, Acquired: o.startPartition, Lost: o.stopPartition})
+		TTL: o.cfg.LeaseTTL, Logger: o.log, Now: o.leaseClock, Acquired: o.startPartition, Lost: o.stopPartition})
 	if err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
+	o.leases = mgr
 	o.log.Info("orchestrator running", "partitions", o.cfg.Partitions)
 	err = mgr.Run(ctx) // releases every partition (stopping it) when ctx ends
 	o.wg.Wait()

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,11 +35,61 @@ type partition struct {
 	// partition was acquired: a command at or below it may have been taken
 	// by an earlier owner (outcomes.go). Set before the intake starts.
 	replayUntil atomic.Uint64
+	// fenced is cancelled when the partition is given up (stopPartition):
+	// from then on its sessions' appends are refused, and one under way is
+	// cancelled, even one made with context.WithoutCancel (writable).
+	fenced context.Context
+	fence  context.CancelFunc
+}
+
+// errFenced refuses an append to a session of a partition this instance
+// has given up.
+var errFenced = errors.New("orchestrator: the partition's lease is fenced or lost; not writing to its sessions")
+
+// writable is nil while this instance may append to the partition's
+// sessions: the partition has not been given up and its lease is within
+// its deadline by the clock (lease.Manager.Holds), which an actor waking
+// from a freeze sees before the lease loop wakes to give the lease up.
+func (p *partition) writable() error {
+	if p.fenced.Err() != nil {
+		return fmt.Errorf("%w (partition %d given up)", errFenced, p.n)
+	}
+	if l := p.o.leases; l != nil && !l.Holds(p.n) {
+		return fmt.Errorf("%w (partition %d: lease past its deadline)", errFenced, p.n)
+	}
+	return nil
+}
+
+// awaitWritable returns nil once the partition is writable. Past the
+// lease's deadline it waits, writing nothing, until the lease loop either
+// renews the lease (a late renewal that succeeds proves nobody else held
+// it) or gives it up: then, or if ctx ends first, it returns the error.
+func (p *partition) awaitWritable(ctx context.Context) error {
+	l := p.o.leases
+	for {
+		var changed <-chan struct{}
+		if l != nil {
+			changed = l.Changed() // before Holds: no change is missed
+		}
+		err := p.writable()
+		if err == nil || p.fenced.Err() != nil {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-p.fenced.Done():
+		case <-ctx.Done():
+			// The caller stopped waiting (its run was aborted): not a
+			// refusal, the partition may still be ours.
+			return fmt.Errorf("orchestrator: waiting for partition %d's lease: %w", p.n, ctx.Err())
+		}
+	}
 }
 
 func (o *Orchestrator) startPartition(n int) {
 	ctx, cancel := context.WithCancel(o.ctx)
-	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, done_: make(chan struct{}),
+	fenced, fence := context.WithCancel(context.Background())
+	p := &partition{o: o, n: n, ctx: ctx, cancel: cancel, fenced: fenced, fence: fence, done_: make(chan struct{}),
 		compactbus: sync.OnceValues(func() (*compactbus.Client, error) { return compactbus.New(o.cfg.Conn, o.cfg.Names) })}
 	in, err := intake.New(intake.Config{
 		JetStream: o.js, Stream: o.cfg.Names.CommandsStream(), Filter: o.cfg.Names.PartitionCommands(n),
@@ -46,6 +97,7 @@ func (o *Orchestrator) startPartition(n int) {
 	})
 	if err != nil {
 		o.log.Error("partition intake", "partition", n, "err", err)
+		fence()
 		cancel()
 		close(p.done_)
 		return
@@ -141,6 +193,7 @@ func (o *Orchestrator) stopPartition(n int) {
 	if p == nil {
 		return
 	}
+	p.fence() // before anything else: no append of its sessions from here on
 	p.cancel()
 	o.metrics.partitions.Dec()
 	o.wg.Add(1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
@@ -43,6 +44,19 @@ type store struct {
 	applied func(commandID string)
 	// appended, if set, counts each append by its outcome.
 	appended func(error)
+	// writable, if set, is awaited before every append: it waits while the
+	// partition's lease is past its deadline and refuses the append
+	// (errFenced) once the partition is given up (partition.awaitWritable).
+	// fenced, if set, is cancelled when the partition is given up: an
+	// append under way then stops, even one whose caller's context cannot
+	// be cancelled.
+	writable func(context.Context) error
+	fenced   context.Context
+	// refused is set once an append was refused by writable: the session
+	// is no longer this actor's to write (gone).
+	refused atomic.Bool
+	// waiting counts appends waiting in writable (tests).
+	waiting atomic.Int32
 
 	mu struct {
 		sync.Mutex
@@ -122,6 +136,18 @@ func (st *store) unstamp(kind string) []string {
 
 // Append implements harness.Session.
 func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, error) {
+	if st.writable != nil {
+		// Before the lock: a wait for the lease blocks no reader.
+		st.waiting.Add(1)
+		err := st.writable(ctx)
+		st.waiting.Add(-1)
+		if err != nil {
+			if errors.Is(err, errFenced) {
+				st.refused.Store(true)
+			}
+			return events.Entry{}, err
+		}
+	}
 	st.mu.Lock()
 	if e.CommandID == "" && e.Type == events.EntryMessage && e.Message != nil && e.Message.CommandID != "" {
 		e.CommandID = e.Message.CommandID
@@ -140,6 +166,12 @@ func (st *store) Append(ctx context.Context, e events.Entry) (events.Entry, erro
 	}
 	if e.V == 0 {
 		e.V = events.SchemaVersion
+	}
+	if st.fenced != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		unhook := context.AfterFunc(st.fenced, cancel)
+		defer func() { unhook(); cancel() }()
 	}
 	rec, err := st.mu.s.Append(ctx, e)
 	if st.appended != nil {
@@ -236,4 +268,11 @@ func (st *store) lost() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.mu.s.Lost()
+}
+
+// gone reports whether the session is no longer this actor's to write:
+// another writer appended, or an append was refused because the
+// partition's lease is fenced or lost.
+func (st *store) gone() bool {
+	return st.refused.Load() || st.lost()
 }

@@ -142,3 +142,95 @@ func TestTTLFloor(t *testing.T) {
 		t.Fatalf("a TTL under %s was accepted", MinTTL)
 	}
 }
+
+// Holds follows the clock, not the lease loop: a writer that wakes from a
+// freeze is refused at its deadline even though Run has not yet woken to
+// call Lost, and a renewal on time makes it true again.
+func TestHoldsEndsAtTheDeadlineBeforeLost(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(events.Names{}, 1, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	move := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	var lost []int
+	m, err := New(Config{KV: kv, Instance: "a", Partitions: 2, TTL: time.Second, Now: clock,
+		Lost: func(p int) { lost = append(lost, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Holds(0) || m.Holds(1) {
+		t.Fatal("Holds is true before any lease was taken")
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Holds(0) || !m.Holds(1) {
+		t.Fatal("Holds is false for leases just taken")
+	}
+	if m.Holds(-1) || m.Holds(2) {
+		t.Fatal("Holds is true for a partition out of range")
+	}
+	move(m.cfg.TTL - m.margin() - time.Millisecond)
+	if !m.Holds(0) {
+		t.Fatal("Holds is false before the deadline")
+	}
+	move(time.Millisecond)
+	if m.Holds(0) || m.Holds(1) {
+		t.Fatal("Holds is true at the deadline")
+	}
+	if len(lost) != 0 || len(m.Held()) != 2 {
+		t.Fatalf("lost %v, held %v: only the clock moved, the loop did not run", lost, m.Held())
+	}
+	// The loop wakes: it gives both up, and Holds stays false.
+	m.fence()
+	if len(lost) != 2 || m.Holds(0) || m.Holds(1) {
+		t.Fatalf("after fence lost %v, Holds %v %v", lost, m.Holds(0), m.Holds(1))
+	}
+}
+
+// A renewal that lands after the deadline, before the loop gave the lease
+// up, succeeded on the key's revision, so nobody else held it: Holds is
+// true again and Changed wakes the writers that waited.
+func TestLateRenewalHoldsAgainAndSignals(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.JetStream(t, srv.Server)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, provision.LeasesBucket(events.Names{}, 1, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	m, err := New(Config{KV: kv, Instance: "a", Partitions: 1, TTL: time.Minute, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(m.cfg.TTL) // past the deadline, the key still stands (real time)
+	mu.Unlock()
+	changed := m.Changed()
+	if m.Holds(0) {
+		t.Fatal("Holds is true past the deadline")
+	}
+	if err := m.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("the renewal did not signal Changed")
+	}
+	if !m.Holds(0) {
+		t.Fatal("Holds is false after a renewal that succeeded")
+	}
+}

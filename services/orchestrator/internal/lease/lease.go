@@ -27,6 +27,15 @@
 // concurrency keeps the work safe then, and Overlaps counts the leases given
 // up later than their deadline, the only moments two holders could overlap.
 //
+// [Manager.Holds] tells the holder's writers, from any goroutine, whether a
+// lease is still within its deadline, by the clock alone: a writer that
+// wakes from a freeze checks it before it writes, without waiting for the
+// lease loop to wake and call Lost. Only a write already past that check
+// when the process froze can still land after the deadline. A writer
+// refused waits for [Manager.Changed]: a late renewal that succeeds (its
+// revision check proves nobody else held the key) makes Holds true again;
+// otherwise the loop gives the lease up.
+//
 // The TTL is at least one second ([MinTTL]), so the margin covers the
 // scheduling and clock-reading delays of a loaded machine.
 //
@@ -45,6 +54,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +71,9 @@ type Config struct {
 	Partitions int                // number of partitions, the same for every instance
 	TTL        time.Duration      // lease lifetime, at least MinTTL; renewals every TTL/3
 	Logger     *slog.Logger
+	// Now is the clock the deadlines are kept by; nil is time.Now. Tests
+	// move it.
+	Now func() time.Time
 
 	Acquired func(p int) // this instance now holds p
 	Lost     func(p int) // this instance no longer holds p
@@ -71,6 +84,15 @@ type Manager struct {
 	cfg  Config
 	held map[int]held
 	now  func() time.Time // the clock; tests move it
+	// valid mirrors held for Holds: each partition's deadline in Unix
+	// nanoseconds, 0 when not held. Written by Run only.
+	valid []atomic.Int64
+	// changed is closed, and replaced, whenever a lease is taken, renewed
+	// or given up (Changed).
+	changed struct {
+		sync.Mutex
+		c chan struct{}
+	}
 
 	overlaps atomic.Int64
 }
@@ -102,7 +124,54 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Lost == nil {
 		cfg.Lost = func(int) {}
 	}
-	return &Manager{cfg: cfg, held: map[int]held{}, now: time.Now}, nil
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	m := &Manager{cfg: cfg, held: map[int]held{}, now: now, valid: make([]atomic.Int64, cfg.Partitions)}
+	m.changed.c = make(chan struct{})
+	return m, nil
+}
+
+// Changed returns a channel closed at the next change of any lease (taken,
+// renewed, given up): a writer refused by Holds takes it before asking
+// Holds, then waits on it. Safe for concurrent use.
+func (m *Manager) Changed() <-chan struct{} {
+	m.changed.Lock()
+	defer m.changed.Unlock()
+	return m.changed.c
+}
+
+func (m *Manager) notify() {
+	m.changed.Lock()
+	close(m.changed.c)
+	m.changed.c = make(chan struct{})
+	m.changed.Unlock()
+}
+
+// Holds reports whether this instance holds partition p and its deadline
+// has not passed: whether a write for p may be sent now. Safe for
+// concurrent use; false for a partition out of range.
+func (m *Manager) Holds(p int) bool {
+	if p < 0 || p >= len(m.valid) {
+		return false
+	}
+	v := m.valid[p].Load()
+	return v != 0 && m.now().UnixNano() < v
+}
+
+// hold records the lease on p with its deadline.
+func (m *Manager) hold(p int, h held) {
+	m.held[p] = h
+	m.valid[p].Store(h.valid.UnixNano())
+	m.notify()
+}
+
+// drop forgets the lease on p; Holds is false from here on.
+func (m *Manager) drop(p int) {
+	m.valid[p].Store(0)
+	delete(m.held, p)
+	m.notify()
 }
 
 // Overlaps returns how many leases were given up after their self-fencing
@@ -133,7 +202,7 @@ func (m *Manager) fence() time.Time {
 			m.overlaps.Add(1)
 		}
 		m.cfg.Logger.Warn("lease fenced: renewal overdue", "partition", p, "late", late.String(), "overlap", late > m.margin())
-		delete(m.held, p)
+		m.drop(p)
 		m.cfg.Lost(p)
 	}
 	return next
@@ -207,11 +276,14 @@ func (m *Manager) round(parent context.Context) error {
 					return nil // a deadline or shutdown: fence decides
 				}
 				m.cfg.Logger.Warn("lease lost", "partition", p, "err", err)
-				delete(m.held, p)
+				m.drop(p)
 				m.cfg.Lost(p)
 				continue
 			}
-			m.held[p] = held{rev: nrev, valid: sent.Add(m.cfg.TTL - m.margin())}
+			// Even if this returns after the deadline (Holds refused
+			// writes meanwhile), the revision check proves nobody else
+			// held the key since our last write: the lease is ours again.
+			m.hold(p, held{rev: nrev, valid: sent.Add(m.cfg.TTL - m.margin())})
 		case want:
 			sent := m.now()
 			rev, err := m.cfg.KV.Create(ctx, partitionKey(p), []byte(m.cfg.Instance))
@@ -221,7 +293,7 @@ func (m *Manager) round(parent context.Context) error {
 				}
 				continue // still held by its previous owner until released or expired
 			}
-			m.held[p] = held{rev: rev, valid: sent.Add(m.cfg.TTL - m.margin())}
+			m.hold(p, held{rev: rev, valid: sent.Add(m.cfg.TTL - m.margin())})
 			m.cfg.Acquired(p)
 		}
 	}
@@ -252,7 +324,7 @@ func (m *Manager) release(ctx context.Context, p int, rev uint64) {
 		m.fence()
 		return
 	}
-	delete(m.held, p)
+	m.drop(p)
 	m.cfg.Lost(p)
 	if err := m.cfg.KV.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev)); err != nil {
 		m.cfg.Logger.Debug("lease release", "partition", p, "err", err)
