@@ -65,11 +65,14 @@ type Harness struct {
 		held     []events.Entry
 		messages []events.Message // the context of the active leaf
 		stale    bool             // messages must be read again from the session
-		// recorded is the digest of the last system prompt recorded on
-		// the active branch ("" for none; record.go).
-		recorded string
-		cancel   context.CancelCauseFunc
-		idle     chan struct{} // closed when the phase returns to idle
+		// recorded is the last system prompt recorded on the active
+		// branch (ok false for none; record.go).
+		recorded struct {
+			text string
+			ok   bool
+		}
+		cancel context.CancelCauseFunc
+		idle   chan struct{} // closed when the phase returns to idle
 	}
 
 	// run is the state of the current run; only the running goroutine
@@ -147,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Harness, error) {
 	h.mu.phase = PhaseIdle
 	h.mu.settings = s
 	h.mu.messages = c.Messages
-	h.mu.recorded = recordedDigest(path)
+	h.mu.recorded.text, h.mu.recorded.ok = recordedPrompt(path)
 	h.mu.idle = make(chan struct{})
 	close(h.mu.idle)
 	return h, nil

@@ -26,14 +26,14 @@ type SystemPrompt struct {
 	Resources []events.ResourceVersion
 }
 
-// recordedDigest is the digest of the last system prompt recorded on path;
-// "" when none is (or its entry does not decode: it is recorded again).
-func recordedDigest(path []events.Entry) string {
+// recordedPrompt is the text of the last system prompt recorded on path;
+// false when none is (or its entry does not decode: it is recorded again).
+func recordedPrompt(path []events.Entry) (string, bool) {
 	r, ok, err := events.LastSystemPrompt(path)
 	if !ok || err != nil {
-		return ""
+		return "", false
 	}
-	return r.Digest
+	return r.Text, true
 }
 
 // recording is the provider of a harness that records system prompts: it
@@ -69,14 +69,14 @@ func (h *Harness) provider(p llm.Provider) llm.Provider {
 // about to be made, unless the branch's last record is that one. It runs
 // on the run's goroutine, between model calls.
 func (h *Harness) recordSystemPrompt(ctx context.Context, text string) error {
-	r := events.SystemPromptRecord{Digest: events.PromptDigest(text), Text: text,
-		Resources: h.run.built.Resources, FromHook: text != h.run.built.Text}
 	h.mu.Lock()
-	same := r.Digest == h.mu.recorded
+	same := h.mu.recorded.ok && h.mu.recorded.text == text // a compare, no digest, on every call
 	h.mu.Unlock()
 	if same {
 		return nil
 	}
+	r := events.SystemPromptRecord{Digest: events.PromptDigest(text), Text: text,
+		Resources: h.run.built.Resources, FromHook: text != h.run.built.Text}
 	h.wmu.Lock()
 	stored, err := h.cfg.Session.Append(context.WithoutCancel(ctx), events.SystemPromptEntry(r))
 	h.wmu.Unlock()
@@ -85,7 +85,7 @@ func (h *Harness) recordSystemPrompt(ctx context.Context, text string) error {
 	}
 	h.run.lastLeafID = stored.ID
 	h.mu.Lock()
-	h.mu.recorded = r.Digest
+	h.mu.recorded.text, h.mu.recorded.ok = text, true
 	h.mu.Unlock()
 	return nil
 }

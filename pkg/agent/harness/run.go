@@ -185,7 +185,7 @@ func (h *Harness) reload(ctx context.Context) ([]events.Message, error) {
 	}
 	h.mu.Lock()
 	h.mu.messages, h.mu.stale = c.Messages, false
-	h.mu.recorded = recordedDigest(path) // a navigation may have changed the branch
+	h.mu.recorded.text, h.mu.recorded.ok = recordedPrompt(path) // a navigation may have changed the branch
 	h.mu.Unlock()
 	return c.Messages, nil
 }
