@@ -50,8 +50,13 @@ type actor struct {
 	runDone  chan error
 	deferred []intake.Command // commands waiting for the run to end
 	snapAt   int              // records in the session at its last snapshot
-	started  bool             // session_start was sent (extensions.go)
-	eventSeq atomic.Uint64
+	// recovering is the number of runs in a row that ended with an error
+	// and their turn open; recoverDue asks the run loop to recover the
+	// turn again after handoverWait(recovering) (afterRun, recover.go).
+	recovering int
+	recoverDue bool
+	started    bool // session_start was sent (extensions.go)
+	eventSeq   atomic.Uint64
 	// mark is the last running mark written (marks.go): what the
 	// checkpoints bucket was asked to hold, not the actor's state.
 	mark atomic.Pointer[markState]
@@ -150,6 +155,9 @@ func (a *actor) run(ctx context.Context) {
 	shrink.Stop()
 	defer shrink.Stop()
 	a.armShrink(shrink)
+	retry := time.NewTimer(time.Hour) // recovery of a turn a failed run left open
+	retry.Stop()
+	defer retry.Stop()
 	expiry := time.NewTimer(time.Hour)
 	expiry.Stop()
 	defer expiry.Stop()
@@ -178,6 +186,10 @@ func (a *actor) run(ctx context.Context) {
 		case <-shrink.C:
 			a.shrink()
 			continue
+		case <-retry.C:
+			if a.h == nil && a.st != nil && a.is(lifecycle.Idle) && a.needsRecovery() {
+				a.startRun(ctx, a.recover)
+			}
 		case <-expiry.C:
 			if a.is(lifecycle.Shrunk) {
 				if err := a.restore(ctx); err != nil {
@@ -221,6 +233,10 @@ func (a *actor) run(ctx context.Context) {
 		idle.Reset(a.o.cfg.IdleTimeout)
 		a.armShrink(shrink)
 		a.armExpiry(expiry)
+		if a.recoverDue {
+			a.recoverDue = false
+			retry.Reset(handoverWait(a.recovering))
+		}
 	}
 }
 
@@ -340,7 +356,21 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		return
 	}
 	fenced := a.part.writable() != nil
-	if ctx.Err() == nil && !fenced {
+	// A run (or a recovery) that failed with its turn open — an append
+	// refused while NATS elected a leader, say — is no settled run: its
+	// mark stays, and the turn is recovered from the log after a pause,
+	// again until it is closed, as a new owner would recover it. Without
+	// this a tool call could keep no result until the next command.
+	open := err != nil && ctx.Err() == nil && !fenced && a.st != nil && a.needsRecovery()
+	if open {
+		a.recovering++
+		a.recoverDue = true
+		a.h = nil // the recovery writes to the log itself; the harness is read again after it
+		a.log.Warn("the run ended with its turn open; recovering it", "err", err, "attempt", a.recovering, "after", handoverWait(a.recovering))
+	} else if err == nil {
+		a.recovering = 0
+	}
+	if ctx.Err() == nil && !fenced && !open {
 		a.reportToParent(ctx) // a sub-agent's run settled (subagents.go)
 		// Only a settled run clears its mark; a stopped one leaves it for
 		// the next owner to recover, and a fenced one must not touch the
@@ -371,6 +401,9 @@ func (a *actor) afterRun(ctx context.Context, err error) {
 		}); err != nil {
 			a.log.Warn("cannot snapshot the session", "err", err)
 		}
+	}
+	if open {
+		return // commands wait for the recovery (handleCommand defers them while h is nil)
 	}
 	if a.h == nil && a.st != nil && ctx.Err() == nil {
 		if err := a.newHarness(ctx); err != nil {

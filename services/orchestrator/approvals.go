@@ -289,6 +289,9 @@ func (a *actor) parked(ctx context.Context) {
 // evictable reports whether the actor may leave memory: idle, or waiting
 // with no request that expires (someone must be there when one does).
 func (a *actor) evictable() bool {
+	if a.recovering > 0 && a.h == nil {
+		return false // a turn a failed run left open waits for its recovery (actor.go)
+	}
 	if a.is(lifecycle.Waiting) || (a.is(lifecycle.Shrunk) && a.shrunkWaiting) {
 		_, expires := a.nextExpiry()
 		return !expires
