@@ -27,7 +27,9 @@ func TestVerifySessionFindsWhatWasDoneToTheStream(t *testing.T) {
 		settled(t, cl, "v1", cmd.ID)
 	}
 	v, err := cl.VerifySession(ctx, "v1")
-	if err != nil || !v.OK() || v.Entries != 5 {
+	// header, then each prompt's user message and reply, with the system
+	// prompt recorded once, before the first reply
+	if err != nil || !v.OK() || v.Entries != 6 {
 		t.Fatalf("intact log: %+v %v", v, err)
 	}
 
@@ -43,7 +45,7 @@ func TestVerifySessionFindsWhatWasDoneToTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err = cl.VerifySession(ctx, "v1")
-	if err != nil || v.OK() || v.Entries != 4 || v.Problems[0].Kind != client.ProblemRemoved || v.Problems[0].EntryID != recs[3].Entry.ID {
+	if err != nil || v.OK() || v.Entries != 5 || v.Problems[0].Kind != client.ProblemRemoved || v.Problems[0].EntryID != recs[3].Entry.ID {
 		t.Fatalf("after removing sequence %d: %+v %v", recs[2].Seq, v, err)
 	}
 

@@ -206,7 +206,8 @@ func TestMethodsAgainstARealGateway(t *testing.T) {
 		}
 	}
 	rp, err := cl.Replay(ctx, "m1", client.ReplayPoint{Seq: at})
-	if err != nil || rp.Summary.LastSeq != at || len(rp.Entries) != 4 || rp.Entries[3].Seq != at || rp.Summary.Status != client.StatusRunning {
+	// header, prompt, system prompt record, tool call, its result
+	if err != nil || rp.Summary.LastSeq != at || len(rp.Entries) != 5 || rp.Entries[4].Seq != at || rp.Summary.Status != client.StatusRunning {
 		t.Fatalf("replay until %d = %+v (%d entries) %v", at, rp.Summary, len(rp.Entries), err)
 	}
 	if whole, err := cl.Replay(ctx, "m1", client.ReplayPoint{}); err != nil || len(whole.Entries) != len(recs) {

@@ -159,6 +159,9 @@ type Context struct {
 	Tools         []string         `json:"tools"`
 	CompactionID  string           `json:"compactionId,omitempty"`
 	Messages      []events.Message `json:"messages"`
+	// SystemPrompt is the system prompt the branch's model calls were
+	// last sent with, as the log records it; nil before a run.
+	SystemPrompt *events.SystemPromptRecord `json:"systemPrompt,omitempty"`
 }
 
 // Context returns the context of session sid at its active leaf, or at

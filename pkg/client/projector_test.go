@@ -29,15 +29,18 @@ func TestTreePreviewsAndOnlineRebuild(t *testing.T) {
 	var tree client.Tree
 	eventually(t, "the whole run in the tree", func() (bool, string) {
 		tree, err = cl.Tree(ctx, "r1")
-		return err == nil && len(tree.Nodes) == 4, errString(err)
+		return err == nil && len(tree.Nodes) == 5, errString(err) // with the system prompt record after the prompt
 	})
 	if n := tree.Nodes[0]; n.Role != "user" || n.Preview != "please list files" {
 		t.Errorf("the prompt's node: %+v", n)
 	}
-	if n := tree.Nodes[1]; !slices.Equal(n.Tools, []string{"ls"}) {
+	if n := tree.Nodes[1]; n.Type != "custom" {
+		t.Errorf("the system prompt record's node: %+v", n)
+	}
+	if n := tree.Nodes[2]; !slices.Equal(n.Tools, []string{"ls"}) {
 		t.Errorf("the tool call's node: %+v", n)
 	}
-	if n := tree.Nodes[3]; n.Preview != "I see the files." {
+	if n := tree.Nodes[4]; n.Preview != "I see the files." {
 		t.Errorf("the answer's node: %+v", n)
 	}
 
