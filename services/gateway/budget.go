@@ -14,14 +14,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Budgets (pkg/budget, docs/budgets.md): the routes that set and read a
-// tenant's budget, the route of a tenant's usage (the projector's read
-// model), and the check before a prompt is stored.
+// Budgets (pkg/budget, docs/budgets.md): the route of a tenant's usage
+// (the projector's read model) and the check before a prompt is stored.
 //
-// Roles, once the auth check stands in front of these handlers: PUT
-// /v1/tenants/{tenant}/budget needs admin, or tenant-admin of that tenant;
-// GET .../budget and GET .../usage need admin, or any role of that tenant
-// (tenant-admin, member, viewer).
+// The budget's own routes are a tenant setting (tenantsettings.go). GET
+// /v1/tenants/{tenant}/usage needs admin, or any role of that tenant.
 //
 // A prompt, steer or follow-up to a session whose tenant is over budget
 // is refused before it is stored: 429 budget_exceeded, with Retry-After
@@ -112,58 +109,6 @@ func tenantPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return t, true
 }
 
-// putBudget sets a tenant's budget: PUT /v1/tenants/{tenant}/budget. The
-// body replaces the whole budget (an absent field is no limit); the
-// answer is the budget with today's use, as GET gives it.
-func (g *Gateway) putBudget(w http.ResponseWriter, r *http.Request) {
-	tenant, ok := tenantPath(w, r)
-	if !ok {
-		return
-	}
-	body, ok := g.readBody(w, r)
-	if !ok {
-		return
-	}
-	lim, err := budget.DecodeLimits(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, codeInvalid, err.Error())
-		return
-	}
-	l, err := g.budgets.ledger(r.Context())
-	if err == nil {
-		err = l.SetLimits(r.Context(), tenant, lim)
-	}
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the budget was not stored: "+err.Error())
-		return
-	}
-	g.writeBudget(w, r, l, tenant)
-}
-
-// getBudget answers a tenant's budget with today's use: GET
-// /v1/tenants/{tenant}/budget. A tenant with no budget answers zeros.
-func (g *Gateway) getBudget(w http.ResponseWriter, r *http.Request) {
-	tenant, ok := tenantPath(w, r)
-	if !ok {
-		return
-	}
-	l, err := g.budgets.ledger(r.Context())
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot read budgets: "+err.Error())
-		return
-	}
-	g.writeBudget(w, r, l, tenant)
-}
-
-func (g *Gateway) writeBudget(w http.ResponseWriter, r *http.Request, l *budget.Ledger, tenant string) {
-	st, err := l.Status(r.Context(), tenant)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot read the budget: "+err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
-}
-
 // tenantUsage answers a tenant's usage by day and model from the
 // projector: GET /v1/tenants/{tenant}/usage.
 func (g *Gateway) tenantUsage(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +124,5 @@ func (g *Gateway) tenantUsage(w http.ResponseWriter, r *http.Request) {
 
 // budgetRoutes adds the routes of this file.
 func (g *Gateway) budgetRoutes(handle func(pattern, route string, timed bool, h http.HandlerFunc)) {
-	handle("PUT /v1/tenants/{tenant}/budget", "budget", true, g.putBudget)
-	handle("GET /v1/tenants/{tenant}/budget", "budget", true, g.getBudget)
 	handle("GET /v1/tenants/{tenant}/usage", "query", true, g.tenantUsage)
 }

@@ -294,12 +294,11 @@ func (g *Gateway) routes() (http.Handler, error) {
 		"GET /v1/sessions/{id}/tree", "GET /v1/audit/tool-calls", "GET /v1/approvals", "GET /v1/usage"} {
 		handle(p, "query", true, queries)
 	}
-	g.adminRoutes(handle)    // admin.go
-	g.budgetRoutes(handle)   // budget.go
-	g.approvalRoutes(handle) // approvals.go
-	g.subagentRoutes(handle) // subagents.go
-	g.keyRoutes(handle)      // keyroutes.go
-	g.resourceRoutes(handle) // resources.go
+	g.adminRoutes(handle)         // admin.go
+	g.budgetRoutes(handle)        // budget.go
+	g.tenantSettingRoutes(handle) // tenantsettings.go
+	g.keyRoutes(handle)           // keyroutes.go
+	g.resourceRoutes(handle)      // resources.go
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}
