@@ -163,7 +163,7 @@ func TestComposeChaos(t *testing.T) {
 	fwg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		c.errorf("%v", err)
 	}
 	faults.heal(ctx)
 
@@ -172,7 +172,7 @@ func TestComposeChaos(t *testing.T) {
 	for _, r := range runs {
 		if err := waitSettledBy(ctx, cl, r.sid, r.acked, 3*time.Minute); err != nil {
 			stuck++
-			t.Errorf("%s stuck: %v\n%s", r.sid, err, c.linesOf(ctx, r.sid, 80))
+			c.errorf("%s stuck: %v\n%s", r.sid, err, c.linesOf(ctx, r.sid, 80))
 		}
 		recs := records(t, ctx, cl, r.sid)
 		st, problems := invariants.Check(r.sid, recs, r.acked)
@@ -180,15 +180,15 @@ func TestComposeChaos(t *testing.T) {
 		twice += st.Twice
 		without += st.WithoutOneResult
 		for _, p := range problems {
-			t.Error(p)
+			c.errorf("%v", p)
 		}
 		if v, err := cl.VerifySession(ctx, r.sid); err == nil && v.OK() {
 			chainsOK++
 		} else {
-			t.Errorf("%s: chain: %v %v", r.sid, err, v.Problems)
+			c.errorf("%s: chain: %v %v", r.sid, err, v.Problems)
 		}
 	}
-	projection := compareRebuild(t, ctx, cl)
+	projection := compareRebuild(ctx, c, cl)
 	// The orchestrators log JSON: each lease given up on its deadline is a
 	// "lease fenced" line, one given up after the key could have expired
 	// (a window in which another may have held it) has "overlap":true.
@@ -198,7 +198,7 @@ func TestComposeChaos(t *testing.T) {
 	fmt.Printf("FIGURES sessions=%d commands=%d lost=%d twice=%d without-one-result=%d projection=%s chains=%d/%d stuck=%d leases-fenced=%d overlaps=%d creates-refused-unavailable=%d %s\n",
 		n, ackedTotal.Load(), lost, twice, without, projection, chainsOK, n, stuck, fenced, overlaps, refusedUnavailable.Load(), faults.figures())
 	if projection != "equal" {
-		t.Error("the projection differs from a rebuild")
+		c.errorf("the projection differs from a rebuild")
 	}
 }
 
@@ -324,15 +324,15 @@ func waitSettledBy(ctx context.Context, cl *client.Client, sid string, acked []s
 
 // compareRebuild compares the live read models' digest with one after an
 // online rebuild from sequence 1, at the same applied sequence.
-func compareRebuild(t *testing.T, ctx context.Context, cl *client.Client) string {
-	t.Helper()
+func compareRebuild(ctx context.Context, c *compose, cl *client.Client) string {
+	c.t.Helper()
 	before, err := cl.Digest(ctx)
 	if err != nil {
-		t.Errorf("digest: %v", err)
+		c.errorf("digest: %v", err)
 		return "differs"
 	}
 	if _, err := cl.StartRebuild(ctx); err != nil {
-		t.Errorf("rebuild: %v", err)
+		c.errorf("rebuild: %v", err)
 		return "differs"
 	}
 	deadline := time.Now().Add(5 * time.Minute)
@@ -340,20 +340,20 @@ func compareRebuild(t *testing.T, ctx context.Context, cl *client.Client) string
 		st, err := cl.RebuildStatus(ctx)
 		if err == nil && !st.Running() {
 			if st.State != client.RebuildDone {
-				t.Errorf("rebuild %s: %s", st.State, st.Error)
+				c.errorf("rebuild %s: %s", st.State, st.Error)
 				return "differs"
 			}
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Errorf("rebuild did not end: %+v %v", st, err)
+			c.errorf("rebuild did not end: %+v %v", st, err)
 			return "differs"
 		}
 		pause(ctx, 250*time.Millisecond)
 	}
 	after, err := cl.Digest(ctx)
 	if err != nil || after.Applied != before.Applied || after.SHA256 != before.SHA256 {
-		t.Errorf("live %+v, rebuilt %+v (%v)", before, after, err)
+		c.errorf("live %+v, rebuilt %+v (%v)", before, after, err)
 		return "differs"
 	}
 	return "equal"

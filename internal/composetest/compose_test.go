@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,22 @@ type compose struct {
 	t       *testing.T
 	dir     string // deploy/
 	project string
+
+	mu       sync.Mutex
+	failures []string // first lines of errorf's messages, repeated last
+}
+
+// errorf is t.Errorf, remembered: when the test fails, the first line of
+// each message is repeated after the compose logs, so the end of the
+// output (all a CI summary may show) names what failed.
+func (c *compose) errorf(format string, args ...any) {
+	c.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	first, _, _ := strings.Cut(msg, "\n")
+	c.mu.Lock()
+	c.failures = append(c.failures, first)
+	c.mu.Unlock()
+	c.t.Error(msg)
 }
 
 func (c *compose) run(ctx context.Context, args ...string) (string, error) {
@@ -59,8 +76,19 @@ func project(t *testing.T) (*compose, string) {
 		dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer dcancel()
 		if t.Failed() {
-			out, _ := c.run(dctx, "logs", "--no-color", "--tail", "40")
-			t.Logf("compose logs:\n%s", out)
+			out, _ := c.run(dctx, "logs", "--no-color", "--timestamps")
+			path := filepath.Join(os.TempDir(), c.project+"-logs.txt")
+			if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+				t.Errorf("keeping the compose logs: %v", err)
+			}
+			tail := strings.Split(strings.TrimSpace(out), "\n")
+			tail = tail[len(tail)-min(len(tail), 30):]
+			t.Logf("compose logs, all in %s, the last lines:\n%s", path, strings.Join(tail, "\n"))
+			c.mu.Lock()
+			if len(c.failures) > 0 {
+				t.Logf("what failed (%d, each in full above):\n%s", len(c.failures), strings.Join(c.failures, "\n"))
+			}
+			c.mu.Unlock()
 		}
 		if out, err := c.run(dctx, "down", "-v", "--remove-orphans", "-t", "5"); err != nil {
 			t.Errorf("tear down: %v\n%s", err, out)

@@ -37,10 +37,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 // BenchmarkRoundTripBash is BenchmarkRoundTrip for the built-in bash
-// running `true`: the call goes through the sandbox (level required), so
-// the difference to BenchmarkRoundTrip is bash's start plus the sandbox's.
+// running `true`, unconfined (off) and through the sandbox (required), in
+// one run series: the difference between the two is what confinement adds
+// to a call, the difference to BenchmarkRoundTrip is bash's start.
 func BenchmarkRoundTripBash(b *testing.B) {
-	roundTrip(b, procOpts{concurrency: 1, builtin: true}, "bash", `{"command":"true"}`)
+	for _, level := range []string{"off", "required"} {
+		b.Run(level, func(b *testing.B) {
+			roundTrip(b, procOpts{concurrency: 1, builtin: true, sandbox: level}, "bash", `{"command":"true"}`)
+		})
+	}
 }
 
 func roundTrip(b *testing.B, o procOpts, name, args string) {

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/internal/mcptest"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/sandbox"
 	"github.com/cairn-agents/cairn/pkg/tool"
 	"github.com/cairn-agents/cairn/services/toolrunner"
 	"github.com/nats-io/nats.go"
@@ -43,11 +44,19 @@ func runnerMain() int {
 	if os.Getenv("CAIRN_TEST_BUILTIN") != "" {
 		tools = nil // the built-in tools, confined by the sandbox
 	}
+	level := sandbox.Required
+	if l := os.Getenv("CAIRN_TEST_SANDBOX"); l != "" {
+		var err error
+		if level, err = sandbox.ParseLevel(l); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	r, err := toolrunner.New(toolrunner.Config{
 		NATSURL: os.Getenv("CAIRN_TEST_NATS"), WorkspaceRoot: os.Getenv("CAIRN_TEST_ROOT"),
 		Pool: "test", Concurrency: atoi("CAIRN_TEST_CONCURRENCY"), Name: name,
 		AckWait: ms("CAIRN_TEST_ACKWAIT_MS"), ShutdownTimeout: ms("CAIRN_TEST_SHUTDOWN_MS"),
-		HTTPAddr: os.Getenv("CAIRN_TEST_HTTP"), Tools: tools,
+		HTTPAddr: os.Getenv("CAIRN_TEST_HTTP"), Tools: tools, Sandbox: level,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -181,7 +190,8 @@ type procOpts struct {
 	concurrency, ackWaitMs, shutdownMs int
 	http                               bool
 	responder                          bool // run the request/reply responder instead
-	builtin                            bool // serve the built-in tools instead of the test tools
+	builtin                            bool   // serve the built-in tools instead of the test tools
+	sandbox                            string // --sandbox level; "" is the default, required
 }
 
 // startRunner starts a toolrunner process and waits until it takes calls.
@@ -197,6 +207,9 @@ func startRunner(t testing.TB, natsURL, root, records, name string, o procOpts) 
 		fmt.Sprintf("CAIRN_TEST_SHUTDOWN_MS=%d", o.shutdownMs))
 	if o.http {
 		cmd.Env = append(cmd.Env, "CAIRN_TEST_HTTP=127.0.0.1:0")
+	}
+	if o.sandbox != "" {
+		cmd.Env = append(cmd.Env, "CAIRN_TEST_SANDBOX="+o.sandbox)
 	}
 	if o.builtin {
 		cmd.Env = append(cmd.Env, "CAIRN_TEST_BUILTIN=1")
