@@ -24,9 +24,9 @@ import (
 // when its result is held (a tool_result_held entry the orchestrator
 // appends once the child settles).
 
-// ErrWaiting ends a run whose batch waits for approvals (it wraps the
-// *agent.ParkedError). The harness is idle; Resume goes on.
-var ErrWaiting = errors.New("harness: the run waits for approvals")
+// ErrWaiting ends a run whose batch waits for approvals or sub-agents (it
+// wraps the *agent.ParkedError). The harness is idle; Resume goes on.
+var ErrWaiting = errors.New("harness: the run waits for approvals or sub-agents")
 
 // ErrNotWaiting is Resume's error when the session's active path ends in
 // no parked batch, or one with calls not yet answered.
@@ -44,55 +44,46 @@ type Wait struct {
 
 // PendingTasks returns the task calls whose result is not held yet, in
 // call order.
-func (w *Wait) PendingTasks() []events.Entry {
-	var out []events.Entry
-	for _, t := range w.Tasks {
-		if _, ok := w.Held[t.ToolCallID]; !ok {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+func (w *Wait) PendingTasks() []events.Entry { return notIn(w.Tasks, w.Held) }
 
 // Task returns the task_started entry of a call, if the batch parked it
 // for a sub-agent.
-func (w *Wait) Task(toolCallID string) (events.Entry, bool) {
-	for _, t := range w.Tasks {
-		if t.ToolCallID == toolCallID {
-			return t, true
-		}
-	}
-	return events.Entry{}, false
-}
+func (w *Wait) Task(toolCallID string) (events.Entry, bool) { return ofCall(w.Tasks, toolCallID) }
 
 // Answered reports whether nothing of the batch waits any more: every
 // approval request answered, every task's result held.
 func (w *Wait) Answered() bool { return len(w.Pending()) == 0 && len(w.PendingTasks()) == 0 }
 
 // Pending returns the approval requests not yet answered, in call order.
-func (w *Wait) Pending() []events.Entry {
+func (w *Wait) Pending() []events.Entry { return notIn(w.Requests, w.Answers) }
+
+// Request returns the request of a call, if the batch parked it.
+func (w *Wait) Request(toolCallID string) (events.Entry, bool) { return ofCall(w.Requests, toolCallID) }
+
+// notIn returns the entries of es whose call has no key in done, in order.
+func notIn[V any](es []events.Entry, done map[string]V) []events.Entry {
 	var out []events.Entry
-	for _, r := range w.Requests {
-		if _, ok := w.Answers[r.ToolCallID]; !ok {
-			out = append(out, r)
+	for _, e := range es {
+		if _, ok := done[e.ToolCallID]; !ok {
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// Request returns the request of a call, if the batch parked it.
-func (w *Wait) Request(toolCallID string) (events.Entry, bool) {
-	for _, r := range w.Requests {
-		if r.ToolCallID == toolCallID {
-			return r, true
+// ofCall returns the entry of es for a call.
+func ofCall(es []events.Entry, toolCallID string) (events.Entry, bool) {
+	for _, e := range es {
+		if e.ToolCallID == toolCallID {
+			return e, true
 		}
 	}
 	return events.Entry{}, false
 }
 
 // WaitOf returns the parked batch path ends in, or nil: the last assistant
-// message of path, when approval_requested or task_started entries follow it and nothing
-// closed the batch (a tool result or a turn_interrupted after it).
+// message of path, when approval_requested or task_started entries follow
+// it and nothing closed the batch (a tool result or a turn_interrupted after it).
 func WaitOf(path []events.Entry) *Wait {
 	last := -1
 	for i := len(path) - 1; i >= 0; i-- {

@@ -14,7 +14,7 @@ const (
 	Idle
 	Running
 	Settling
-	Waiting // a run's batch waits for approvals (DESIGN §11)
+	Waiting // a run's batch waits for approvals or sub-agents (DESIGN §11, §13)
 	Shrunk
 	HandingOver
 	Evicted

@@ -6,7 +6,7 @@ import "github.com/cairn-agents/cairn/pkg/events"
 const (
 	StatusIdle    = "idle"
 	StatusRunning = "running"
-	StatusWaiting = "waiting" // a batch waits for approvals (DESIGN §11)
+	StatusWaiting = "waiting" // a batch waits for approvals or sub-agents (DESIGN §11, §13)
 )
 
 // Tool-call outcomes.
