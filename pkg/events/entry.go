@@ -204,14 +204,7 @@ func (e *Entry) write(w *jsonx.Writer) {
 		w.OptStr("parentToolCallId", e.ParentToolCallID)
 		w.OptInt("taskDepth", int64(e.TaskDepth))
 	case EntryTaskStarted:
-		w.Str("toolCallId", e.ToolCallID)
-		w.Str("toolName", e.ToolName)
-		if len(e.Arguments) == 0 {
-			w.Key("arguments")
-			w.B = append(w.B, "{}"...)
-		} else {
-			w.Raw("arguments", e.Arguments)
-		}
+		writeParkedCall(w, e)
 		w.Str("childSessionId", e.ChildSessionID)
 	case EntryApprovalsChange:
 		if e.Approvals == nil {
@@ -221,14 +214,7 @@ func (e *Entry) write(w *jsonx.Writer) {
 			writeApprovals(w, e.Approvals)
 		}
 	case EntryApprovalRequested:
-		w.Str("toolCallId", e.ToolCallID)
-		w.Str("toolName", e.ToolName)
-		if len(e.Arguments) == 0 {
-			w.Key("arguments")
-			w.B = append(w.B, "{}"...)
-		} else {
-			w.Raw("arguments", e.Arguments)
-		}
+		writeParkedCall(w, e)
 		w.OptStr("expiresAt", e.ExpiresAt)
 	case EntryApprovalAnswered:
 		w.Str("toolCallId", e.ToolCallID)
@@ -389,9 +375,7 @@ func (e *Entry) decode(data []byte) error {
 			r.Fail("parentSession", "is required with parentToolCallId (the session whose call started this one)")
 		}
 	case EntryTaskStarted:
-		e.ToolCallID = r.Str("toolCallId", true)
-		e.ToolName = r.Str("toolName", true)
-		e.Arguments = r.Raw("arguments", true)
+		readParkedCall(&r, e)
 		e.ChildSessionID = r.Str("childSessionId", true)
 		if r.Err() == nil {
 			if err := validateID("childSessionId", "session id", e.ChildSessionID); err != nil {
@@ -401,9 +385,7 @@ func (e *Entry) decode(data []byte) error {
 	case EntryApprovalsChange:
 		e.Approvals = readApprovals(&r, true)
 	case EntryApprovalRequested:
-		e.ToolCallID = r.Str("toolCallId", true)
-		e.ToolName = r.Str("toolName", true)
-		e.Arguments = r.Raw("arguments", true)
+		readParkedCall(&r, e)
 		e.ExpiresAt = r.Str("expiresAt", false)
 		if r.Err() == nil && e.ExpiresAt != "" && !validTimestamp(e.ExpiresAt) {
 			r.Fail("expiresAt", "must be an RFC 3339 time, got %q", e.ExpiresAt)
@@ -557,4 +539,24 @@ func readApprovals(r *jsonx.Reader, required bool) *Approvals {
 		return nil
 	}
 	return a
+}
+
+// writeParkedCall writes the call a task_started or approval_requested
+// entry parks: its id, tool and arguments ({} when it has none).
+func writeParkedCall(w *jsonx.Writer, e *Entry) {
+	w.Str("toolCallId", e.ToolCallID)
+	w.Str("toolName", e.ToolName)
+	if len(e.Arguments) == 0 {
+		w.Key("arguments")
+		w.B = append(w.B, "{}"...)
+	} else {
+		w.Raw("arguments", e.Arguments)
+	}
+}
+
+// readParkedCall reads what writeParkedCall writes; every field required.
+func readParkedCall(r *jsonx.Reader, e *Entry) {
+	e.ToolCallID = r.Str("toolCallId", true)
+	e.ToolName = r.Str("toolName", true)
+	e.Arguments = r.Raw("arguments", true)
 }
