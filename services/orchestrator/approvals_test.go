@@ -3,8 +3,10 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
 
@@ -343,3 +346,68 @@ func TestTenantDefaultPolicy(t *testing.T) {
 		t.Fatalf("%d requests in a session whose own policy allows everything", n)
 	}
 }
+
+// TestUnreadableTenantDefaultWaits: a tenant default that cannot be read
+// (here a stored value that does not decode; in production a read during
+// a NATS election) parks nothing: the call waits, reading the default
+// again, and runs once it can be read, with no approval request. Failing
+// closed into a request would ask a person about a call no policy asked
+// for, and park it until someone answers.
+func TestUnreadableTenantDefaultWaits(t *testing.T) {
+	p := newPlatform(t)
+	ctx := context.Background()
+	p.ledger() // creates the buckets
+	kv, err := p.js.KeyValue(ctx, provision.BudgetBuckets(p.n, 1)[0].Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "approvals."+events.DefaultTenant, []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scripted.Parse([]byte(approvalScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	retrying := &onMessage{msg: "cannot read the tenant's default approval policy; reading it again", seen: make(chan struct{}), next: refusedMoves{t}}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: slog.New(retrying)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, ctx, "orchestrator", o.Run)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "ud", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "ud", Text: "one ask"})
+	<-retrying.seen // the first call's decision waits for the default
+	if err := p.ledger().SetApprovals(ctx, events.DefaultTenant, nil); err != nil {
+		t.Fatal(err)
+	}
+	es := p.waitLog("ud", "the batch ran", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 0 {
+		t.Fatalf("%d approval requests: an unreadable default parked calls", n)
+	}
+	if got := resultIDs(es); got != "t1,t2,t3" {
+		t.Fatalf("results %s, want t1,t2,t3", got)
+	}
+}
+
+// onMessage closes seen at the first record with message msg and passes
+// every record on to next.
+type onMessage struct {
+	msg  string
+	seen chan struct{}
+	once sync.Once
+	next slog.Handler
+}
+
+func (h *onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h *onMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	if h.next.Enabled(ctx, r.Level) {
+		return h.next.Handle(ctx, r)
+	}
+	return nil
+}
+func (h *onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *onMessage) WithGroup(string) slog.Handler      { return h }
