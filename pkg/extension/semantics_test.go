@@ -16,7 +16,8 @@ import (
 // ones (DESIGN §5, §12): tool_result may patch content, details and
 // terminate; context may replace the messages; before_provider_request
 // may patch the request (null clears); before_agent_start may add
-// messages and change the system prompt. Each handler here reads the
+// messages and change the system prompt; session_before_compact and
+// session_before_tree may cancel. Each handler here reads the
 // event as a non-Go extension would, from the JSON on the wire with the
 // field names docs/extensions.md gives.
 func TestRemoteHooksKeepTheSeedsSemantics(t *testing.T) {
@@ -66,7 +67,16 @@ func TestRemoteHooksKeepTheSeedsSemantics(t *testing.T) {
 		return map[string]any{"messages": []events.Message{{Role: events.RoleUser, Content: events.TextContent("remember the rules")}},
 			"systemPrompt": sys + " + rules"}
 	})
-	p.waitHandlers(t, "result", "ctx", "req", "start")
+	handle("compact", "session_before_compact", func(ev json.RawMessage) any {
+		if string(field(ev, "reason")) == `"manual"` {
+			return map[string]any{"cancel": true, "reason": "not during office hours"}
+		}
+		return map[string]any{}
+	})
+	handle("tree", "session_before_tree", func(ev json.RawMessage) any {
+		return map[string]any{"cancel": string(field(ev, "targetId")) == `"e7"`, "reason": "keep the branch"}
+	})
+	p.waitHandlers(t, "result", "ctx", "req", "start", "compact", "tree")
 	r, reported := p.session("default", "s1")
 
 	res := hook.ToolResult(ctx, r, hook.ToolResultEvent{ToolCallID: "c1", ToolName: "bash", Content: []events.Block{events.TextBlock("raw")}})
@@ -101,6 +111,16 @@ func TestRemoteHooksKeepTheSeedsSemantics(t *testing.T) {
 	injected, system := hook.BeforeAgentStart(ctx, r, []events.Message{{Role: events.RoleUser, Content: events.TextContent("go")}}, "base")
 	if len(injected) != 1 || injected[0].Content.Text() != "remember the rules" || system != "base + rules" {
 		t.Errorf("before_agent_start: injected %+v, system %q", injected, system)
+	}
+	if d := hook.SessionBeforeCompact(ctx, r, hook.SessionBeforeCompactEvent{Reason: "manual"}); !d.Cancel || d.Reason != "not during office hours" {
+		t.Errorf("session_before_compact: %+v, want cancelled with the reason", d)
+	}
+	if d := hook.SessionBeforeCompact(ctx, r, hook.SessionBeforeCompactEvent{Reason: "threshold"}); d.Cancel {
+		t.Errorf("session_before_compact of a threshold: %+v, want not cancelled", d)
+	}
+	target := "e7"
+	if c := hook.SessionBeforeTree(ctx, r, hook.SessionBeforeTreeEvent{TargetID: &target}); !c.Cancel || c.Reason != "keep the branch" {
+		t.Errorf("session_before_tree: %+v, want cancelled", c)
 	}
 	if len(*reported) != 0 {
 		t.Errorf("hook errors: %+v", *reported)
