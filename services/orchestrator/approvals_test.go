@@ -378,3 +378,29 @@ func TestSetApprovalsAppliesToTheNextCalls(t *testing.T) {
 		t.Fatalf("%d requests after the policy allowed everything, want the earlier 2", n)
 	}
 }
+
+// TestWaitingSurvivesARestart: the orchestrator shuts down gracefully
+// while a session waits (a restart, a rolling upgrade); a new one starts,
+// the answer comes, and the batch finishes from the log, resumed, not
+// closed as interrupted.
+func TestWaitingSurvivesARestart(t *testing.T) {
+	p := newPlatform(t)
+	o, stop := p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "rs", Tools: []string{"bash", "ls"}, Approvals: askBash})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "rs", Text: "one ask"})
+	p.waitLog("rs", "held", func(es []events.Entry) bool { return countType(es, events.EntryToolResultHeld) == 2 })
+	waitState(t, o, "rs", lifecycle.Waiting, lifecycle.Shrunk)
+	stop()
+	p.startApprovals("o2", approvalScript)
+	p.send(events.Command{ID: "c3", Type: events.CmdApprove, SessionID: "rs", ToolCallID: "t1", Principal: "key:frank"})
+	es := p.waitLog("rs", "the run goes on after the restart", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if got := resultIDs(es); got != "t1,t2,t3" {
+		t.Fatalf("results %s, want t1,t2,t3", got)
+	}
+	if n := countType(es, events.EntryTurnInterrupted); n != 0 {
+		t.Fatalf("%d turn_interrupted entries: the wait was closed instead of resumed", n)
+	}
+	if n := countType(es, events.EntryApprovalRequested); n != 1 {
+		t.Fatalf("%d requests: the restart asked again", n)
+	}
+}
