@@ -411,3 +411,64 @@ func (h *onMessage) Handle(ctx context.Context, r slog.Record) error {
 }
 func (h *onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *onMessage) WithGroup(string) slog.Handler      { return h }
+
+// TestSetApprovalsAppliesToTheNextCalls: set_approvals is recorded as an
+// approvals_change entry and decides the calls prepared after it; a
+// second one that allows everything lets them run again.
+func TestSetApprovalsAppliesToTheNextCalls(t *testing.T) {
+	p := newPlatform(t)
+	p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "sa", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es := p.waitLog("sa", "ran without a policy", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 0 {
+		t.Fatalf("%d requests before any policy", n)
+	}
+	p.send(events.Command{ID: "c3", Type: events.CmdSetApprovals, SessionID: "sa", Approvals: askBash, Principal: "key:alice"})
+	p.send(events.Command{ID: "c4", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es = p.waitRequests("sa", 2)
+	var change *events.Entry
+	for i := range es {
+		if es[i].Type == events.EntryApprovalsChange {
+			change = &es[i]
+		}
+	}
+	if change == nil || change.CommandID != "c3" || change.Principal != "key:alice" || change.Approvals.Decide("bash") != events.PolicyAsk {
+		t.Fatalf("the policy change is recorded as %+v", change)
+	}
+	p.send(events.Command{ID: "c5", Type: events.CmdDeny, SessionID: "sa", ToolCallID: "t1", Reason: "no"})
+	p.send(events.Command{ID: "c6", Type: events.CmdDeny, SessionID: "sa", ToolCallID: "t2", Reason: "no"})
+	p.waitLog("sa", "denied and finished", func(es []events.Entry) bool { return named("c6")(es) && lastText(es) == "finished" })
+	p.send(events.Command{ID: "c7", Type: events.CmdSetApprovals, SessionID: "sa", Approvals: &events.Approvals{Tools: map[string]string{"*": events.PolicyAllow}}})
+	p.send(events.Command{ID: "c8", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es = p.waitLog("sa", "ran after allow", func(es []events.Entry) bool { return named("c8")(es) && lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 2 {
+		t.Fatalf("%d requests after the policy allowed everything, want the earlier 2", n)
+	}
+}
+
+// TestWaitingSurvivesARestart: the orchestrator shuts down gracefully
+// while a session waits (a restart, a rolling upgrade); a new one starts,
+// the answer comes, and the batch finishes from the log, resumed, not
+// closed as interrupted.
+func TestWaitingSurvivesARestart(t *testing.T) {
+	p := newPlatform(t)
+	o, stop := p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "rs", Tools: []string{"bash", "ls"}, Approvals: askBash})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "rs", Text: "one ask"})
+	p.waitLog("rs", "held", func(es []events.Entry) bool { return countType(es, events.EntryToolResultHeld) == 2 })
+	waitState(t, o, "rs", lifecycle.Waiting, lifecycle.Shrunk)
+	stop()
+	p.startApprovals("o2", approvalScript)
+	p.send(events.Command{ID: "c3", Type: events.CmdApprove, SessionID: "rs", ToolCallID: "t1", Principal: "key:frank"})
+	es := p.waitLog("rs", "the run goes on after the restart", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if got := resultIDs(es); got != "t1,t2,t3" {
+		t.Fatalf("results %s, want t1,t2,t3", got)
+	}
+	if n := countType(es, events.EntryTurnInterrupted); n != 0 {
+		t.Fatalf("%d turn_interrupted entries: the wait was closed instead of resumed", n)
+	}
+	if n := countType(es, events.EntryApprovalRequested); n != 1 {
+		t.Fatalf("%d requests: the restart asked again", n)
+	}
+}
