@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/invariants"
 	"github.com/cairn-agents/cairn/pkg/client"
 	"github.com/cairn-agents/cairn/pkg/events"
+	"github.com/cairn-agents/cairn/pkg/session"
 )
 
 // TestComposeChaos drives CAIRN_CHAOS_SESSIONS sessions (default 40; `make
@@ -170,11 +171,12 @@ func TestComposeChaos(t *testing.T) {
 	// Every session settles; then the invariants, from the log.
 	var lost, twice, without, chainsOK, stuck int
 	for _, r := range runs {
-		if err := waitSettledBy(ctx, cl, r.sid, r.acked, 3*time.Minute); err != nil {
-			stuck++
-			c.errorf("%s stuck: %v\n%s", r.sid, err, c.linesOf(ctx, r.sid, 80))
-		}
+		err := waitSettledBy(ctx, cl, r.sid, r.acked, 3*time.Minute)
 		recs := records(t, ctx, cl, r.sid)
+		if err != nil {
+			stuck++
+			c.errorf("%s stuck: %v\nits log: %s\n%s", r.sid, err, describeLog(recs), c.linesOf(ctx, r.sid, 80))
+		}
 		st, problems := invariants.Check(r.sid, recs, r.acked)
 		lost += st.Lost
 		twice += st.Twice
@@ -599,4 +601,40 @@ func envDur(t *testing.T, k string, def time.Duration) time.Duration {
 		t.Fatalf("%s=%q: a positive duration expected", k, v)
 	}
 	return d
+}
+
+// describeLog is a stuck session's log in one line: each entry's type,
+// with a message's role, stop reason and tool calls, and the command an
+// entry names.
+func describeLog(recs []session.Record) string {
+	var b strings.Builder
+	for i, r := range recs {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		e := r.Entry
+		b.WriteString(e.Type)
+		if m := e.Message; m != nil {
+			fmt.Fprintf(&b, ":%s", m.Role)
+			if m.StopReason != "" {
+				fmt.Fprintf(&b, "/%s", m.StopReason)
+			}
+			for _, tc := range m.ToolCalls() {
+				fmt.Fprintf(&b, " call=%s", tc.ID)
+			}
+			if m.ToolCallID != "" {
+				fmt.Fprintf(&b, " result=%s", m.ToolCallID)
+			}
+		}
+		if e.ToolCallID != "" {
+			fmt.Fprintf(&b, " call=%s", e.ToolCallID)
+		}
+		if e.CommandID != "" {
+			fmt.Fprintf(&b, " cmd=%s", e.CommandID)
+		}
+		if e.Retry != nil {
+			fmt.Fprintf(&b, " retry=%s#%d", e.Retry.Code, e.Retry.Attempt)
+		}
+	}
+	return b.String()
 }

@@ -59,8 +59,10 @@ type Config struct {
 	// Approval says whether a call waits for a person's answer before it
 	// runs (DESIGN §11): asked for each call that found its tool, whose
 	// arguments are valid and that no tool_call hook blocked, with the
-	// hooks' reduced approval ("", "allow" or "ask"). nil = no call waits.
-	Approval func(toolName, hookApproval string) bool
+	// hooks' reduced approval ("", "allow" or "ask"), and the run's context
+	// (a decision that must wait, for a policy it cannot read yet, ends
+	// with it). nil = no call waits.
+	Approval func(ctx context.Context, toolName, hookApproval string) bool
 	// Parked hears of each call Approval parks, before the batch's other
 	// calls start. The run then ends with a *ParkedError (approval.go).
 	Parked func(ctx context.Context, c ParkedCall)

@@ -171,7 +171,7 @@ func (r *run) prepare(ctx context.Context, c *call) {
 		}
 		approval = d.Approval
 	}
-	if r.cfg.Approval != nil && r.cfg.Approval(c.block.Name, approval) {
+	if r.cfg.Approval != nil && r.cfg.Approval(ctx, c.block.Name, approval) {
 		c.parked, c.ready = true, true
 		if r.cfg.Parked != nil {
 			r.cfg.Parked(ctx, ParkedCall{ToolCallID: c.block.ID, ToolName: c.block.Name, Arguments: c.args})

@@ -38,18 +38,20 @@ type Provider interface {
 	Stream(ctx context.Context, req *Request, onDelta func(events.Delta)) (events.Message, error)
 }
 
-// Request is one call to a model.
+// Request is one call to a model. Its JSON (the event of a remote
+// before_provider_request hook, docs/extensions.md) uses the camelCase
+// names the hook's RequestPatch answers with.
 type Request struct {
-	Model         Model
-	SystemPrompt  string
-	Messages      []events.Message // user, assistant and toolResult messages
-	Tools         []events.ToolSpec
-	ThinkingLevel string // off | minimal | low | medium | high | xhigh; "" = off
-	MaxTokens     int64  // 0 = the model's MaxOutput
-	Temperature   *float64
+	Model         Model             `json:"model"`
+	SystemPrompt  string            `json:"systemPrompt,omitempty"`
+	Messages      []events.Message  `json:"messages"` // user, assistant and toolResult messages
+	Tools         []events.ToolSpec `json:"tools,omitempty"`
+	ThinkingLevel string            `json:"thinkingLevel,omitempty"` // off | minimal | low | medium | high | xhigh; "" = off
+	MaxTokens     int64             `json:"maxTokens,omitempty"`     // 0 = the model's MaxOutput
+	Temperature   *float64          `json:"temperature,omitempty"`
 	// Options are provider-specific request fields set by hooks
 	// (before_provider_request); a provider ignores keys it does not know.
-	Options map[string]json.RawMessage
+	Options map[string]json.RawMessage `json:"options,omitempty"`
 }
 
 // Model describes one model of one provider: its limits and prices.

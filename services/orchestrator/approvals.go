@@ -39,7 +39,14 @@ const (
 // in its log, else its header's, else its tenant's default (read once per
 // harness: a changed default applies from the session's next load); an
 // empty policy allows every call.
-func (a *actor) policy() *events.Approvals {
+//
+// A default that cannot be read (NATS unavailable, an election) is read
+// again after a back-off (handoverWait) until it can be: the call waits for
+// its policy as it would for its tool's dispatch. Asking a person because
+// NATS was briefly away would park calls no policy asked for. Only ctx
+// ending first (the run aborted or handed over) decides without it, and
+// then fails closed: the call asks, and the guess is not kept.
+func (a *actor) policy(ctx context.Context) *events.Approvals {
 	if p := a.approvals.Load(); p != nil {
 		return p
 	}
@@ -52,12 +59,9 @@ func (a *actor) policy() *events.Approvals {
 		}
 	}
 	if pol == nil && a.o.budget != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		def, err := a.o.budget.Approvals(ctx, budget.TenantOf(h.Tenant))
-		cancel()
+		def, err := a.tenantDefault(ctx, budget.TenantOf(h.Tenant))
 		if err != nil {
-			// Fail closed: a default we cannot read may have asked.
-			a.log.Warn("cannot read the tenant's default approval policy; every call asks", "err", err)
+			a.log.Warn("cannot read the tenant's default approval policy before the run ended; the call asks", "err", err)
 			return &events.Approvals{Tools: map[string]string{"*": events.PolicyAsk}}
 		}
 		pol = def
@@ -69,10 +73,36 @@ func (a *actor) policy() *events.Approvals {
 	return pol
 }
 
+// tenantDefault reads the tenant's default policy, again after each
+// failure, until it has it or ctx ends.
+func (a *actor) tenantDefault(ctx context.Context, tenant string) (*events.Approvals, error) {
+	for attempt := 1; ; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		def, err := a.o.budget.Approvals(rctx, tenant)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				a.log.Info("read the tenant's default approval policy", "attempts", attempt)
+			}
+			return def, nil
+		}
+		if attempt == 1 {
+			a.log.Warn("cannot read the tenant's default approval policy; reading it again", "err", err)
+		}
+		t := time.NewTimer(handoverWait(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (after %d attempts: %v)", ctx.Err(), attempt, err)
+		case <-t.C:
+		}
+	}
+}
+
 // approvalFunc is the harness's Approval: a hook's ask or allow decides,
 // else the policy.
-func (a *actor) approvalFunc() func(string, string) bool {
-	return func(tool, hookApproval string) bool {
+func (a *actor) approvalFunc() func(context.Context, string, string) bool {
+	return func(ctx context.Context, tool, hookApproval string) bool {
 		if tool == events.TaskTool {
 			return false // a sub-agent's own calls ask (subagents.go)
 		}
@@ -82,12 +112,12 @@ func (a *actor) approvalFunc() func(string, string) bool {
 		case hook.ApprovalAllow:
 			return false
 		}
-		return a.policy().Decide(tool) == events.PolicyAsk
+		return a.policy(ctx).Decide(tool) == events.PolicyAsk
 	}
 }
 
-func (a *actor) expiresAtFunc() func() string {
-	return func() string { return a.policy().ExpiresAt(time.Now()) }
+func (a *actor) expiresAtFunc() func(context.Context) string {
+	return func(ctx context.Context) string { return a.policy(ctx).ExpiresAt(time.Now()) }
 }
 
 // wait returns the parked batch the session's active path ends in, or nil.

@@ -3,8 +3,10 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/cairn-agents/cairn/internal/kittest"
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/scripted"
+	"github.com/cairn-agents/cairn/pkg/provision"
 	"github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 )
 
@@ -341,5 +344,131 @@ func TestTenantDefaultPolicy(t *testing.T) {
 	es := p.waitLog("to", "ran without asking", func(es []events.Entry) bool { return lastText(es) == "finished" })
 	if n := countType(es, events.EntryApprovalRequested); n != 0 {
 		t.Fatalf("%d requests in a session whose own policy allows everything", n)
+	}
+}
+
+// TestUnreadableTenantDefaultWaits: a tenant default that cannot be read
+// (here a stored value that does not decode; in production a read during
+// a NATS election) parks nothing: the call waits, reading the default
+// again, and runs once it can be read, with no approval request. Failing
+// closed into a request would ask a person about a call no policy asked
+// for, and park it until someone answers.
+func TestUnreadableTenantDefaultWaits(t *testing.T) {
+	p := newPlatform(t)
+	ctx := context.Background()
+	p.ledger() // creates the buckets
+	kv, err := p.js.KeyValue(ctx, provision.BudgetBuckets(p.n, 1)[0].Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "approvals."+events.DefaultTenant, []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scripted.Parse([]byte(approvalScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	retrying := &onMessage{msg: "cannot read the tenant's default approval policy; reading it again", seen: make(chan struct{}), next: refusedMoves{t}}
+	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
+		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: slog.New(retrying)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kittest.Run(t, ctx, "orchestrator", o.Run)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "ud", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "ud", Text: "one ask"})
+	<-retrying.seen // the first call's decision waits for the default
+	if err := p.ledger().SetApprovals(ctx, events.DefaultTenant, nil); err != nil {
+		t.Fatal(err)
+	}
+	es := p.waitLog("ud", "the batch ran", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 0 {
+		t.Fatalf("%d approval requests: an unreadable default parked calls", n)
+	}
+	if got := resultIDs(es); got != "t1,t2,t3" {
+		t.Fatalf("results %s, want t1,t2,t3", got)
+	}
+}
+
+// onMessage closes seen at the first record with message msg and passes
+// every record on to next.
+type onMessage struct {
+	msg  string
+	seen chan struct{}
+	once sync.Once
+	next slog.Handler
+}
+
+func (h *onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h *onMessage) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	if h.next.Enabled(ctx, r.Level) {
+		return h.next.Handle(ctx, r)
+	}
+	return nil
+}
+func (h *onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *onMessage) WithGroup(string) slog.Handler      { return h }
+
+// TestSetApprovalsAppliesToTheNextCalls: set_approvals is recorded as an
+// approvals_change entry and decides the calls prepared after it; a
+// second one that allows everything lets them run again.
+func TestSetApprovalsAppliesToTheNextCalls(t *testing.T) {
+	p := newPlatform(t)
+	p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "sa", Tools: []string{"bash", "ls"}})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es := p.waitLog("sa", "ran without a policy", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 0 {
+		t.Fatalf("%d requests before any policy", n)
+	}
+	p.send(events.Command{ID: "c3", Type: events.CmdSetApprovals, SessionID: "sa", Approvals: askBash, Principal: "key:alice"})
+	p.send(events.Command{ID: "c4", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es = p.waitRequests("sa", 2)
+	var change *events.Entry
+	for i := range es {
+		if es[i].Type == events.EntryApprovalsChange {
+			change = &es[i]
+		}
+	}
+	if change == nil || change.CommandID != "c3" || change.Principal != "key:alice" || change.Approvals.Decide("bash") != events.PolicyAsk {
+		t.Fatalf("the policy change is recorded as %+v", change)
+	}
+	p.send(events.Command{ID: "c5", Type: events.CmdDeny, SessionID: "sa", ToolCallID: "t1", Reason: "no"})
+	p.send(events.Command{ID: "c6", Type: events.CmdDeny, SessionID: "sa", ToolCallID: "t2", Reason: "no"})
+	p.waitLog("sa", "denied and finished", func(es []events.Entry) bool { return named("c6")(es) && lastText(es) == "finished" })
+	p.send(events.Command{ID: "c7", Type: events.CmdSetApprovals, SessionID: "sa", Approvals: &events.Approvals{Tools: map[string]string{"*": events.PolicyAllow}}})
+	p.send(events.Command{ID: "c8", Type: events.CmdPrompt, SessionID: "sa", Text: "two asks"})
+	es = p.waitLog("sa", "ran after allow", func(es []events.Entry) bool { return named("c8")(es) && lastText(es) == "finished" })
+	if n := countType(es, events.EntryApprovalRequested); n != 2 {
+		t.Fatalf("%d requests after the policy allowed everything, want the earlier 2", n)
+	}
+}
+
+// TestWaitingSurvivesARestart: the orchestrator shuts down gracefully
+// while a session waits (a restart, a rolling upgrade); a new one starts,
+// the answer comes, and the batch finishes from the log, resumed, not
+// closed as interrupted.
+func TestWaitingSurvivesARestart(t *testing.T) {
+	p := newPlatform(t)
+	o, stop := p.startApprovals("o1", approvalScript)
+	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "rs", Tools: []string{"bash", "ls"}, Approvals: askBash})
+	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "rs", Text: "one ask"})
+	p.waitLog("rs", "held", func(es []events.Entry) bool { return countType(es, events.EntryToolResultHeld) == 2 })
+	waitState(t, o, "rs", lifecycle.Waiting, lifecycle.Shrunk)
+	stop()
+	p.startApprovals("o2", approvalScript)
+	p.send(events.Command{ID: "c3", Type: events.CmdApprove, SessionID: "rs", ToolCallID: "t1", Principal: "key:frank"})
+	es := p.waitLog("rs", "the run goes on after the restart", func(es []events.Entry) bool { return lastText(es) == "finished" })
+	if got := resultIDs(es); got != "t1,t2,t3" {
+		t.Fatalf("results %s, want t1,t2,t3", got)
+	}
+	if n := countType(es, events.EntryTurnInterrupted); n != 0 {
+		t.Fatalf("%d turn_interrupted entries: the wait was closed instead of resumed", n)
+	}
+	if n := countType(es, events.EntryApprovalRequested); n != 1 {
+		t.Fatalf("%d requests: the restart asked again", n)
 	}
 }

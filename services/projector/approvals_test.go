@@ -62,6 +62,16 @@ func TestApprovalsReadModel(t *testing.T) {
 	if code := getJSON(t, h, "/v1/approvals?tool=bash&limit=1", &page); code != 200 || len(page.Approvals) != 1 || page.Approvals[0].Tool != "bash" {
 		t.Fatalf("by tool: %d %+v", code, page)
 	}
+	// By request time: t1 was asked at 10:00:03, t2 at 10:00:08.
+	if code := getJSON(t, h, "/v1/approvals?since=2026-12-01T10:00:05Z", &page); code != 200 || len(page.Approvals) != 1 || page.Approvals[0].ToolCallID != "t2" {
+		t.Fatalf("since: %d %+v", code, page)
+	}
+	if code := getJSON(t, h, "/v1/approvals?until=2026-12-01T10:00:05Z", &page); code != 200 || len(page.Approvals) != 1 || page.Approvals[0].ToolCallID != "t1" {
+		t.Fatalf("until: %d %+v", code, page)
+	}
+	if code := getJSON(t, h, "/v1/approvals?since=2026-12-01T10:00:05Z&until=2026-12-01T10:00:04Z", nil); code != 400 {
+		t.Errorf("until before since answered %d, want 400", code)
+	}
 	if code := getJSON(t, h, "/v1/approvals?session=s2", &page); code != 200 || len(page.Approvals) != 0 {
 		t.Fatalf("another tenant's session showed: %d %+v", code, page)
 	}

@@ -193,7 +193,7 @@ func (h *Harness) onParked(ctx context.Context, c agent.ParkedCall) {
 	}
 	e := events.Entry{Type: events.EntryApprovalRequested, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Arguments: c.Arguments}
 	if h.cfg.ApprovalExpiresAt != nil {
-		e.ExpiresAt = h.cfg.ApprovalExpiresAt()
+		e.ExpiresAt = h.cfg.ApprovalExpiresAt(ctx)
 	}
 	stored, err := h.appendEntry(ctx, e)
 	if err != nil {
@@ -227,7 +227,7 @@ func (h *Harness) appendEntry(ctx context.Context, e events.Entry) (events.Entry
 }
 
 // approval is the loop's Approval: the process's policy, if any.
-func (h *Harness) approval() func(string, string) bool {
+func (h *Harness) approval() func(context.Context, string, string) bool {
 	if h.cfg.Approval == nil {
 		return nil
 	}

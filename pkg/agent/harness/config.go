@@ -85,8 +85,8 @@ type Config struct {
 	// Approval says whether a tool call waits for a person's answer
 	// (agent.Config.Approval; approval.go); nil = no call waits.
 	// ApprovalExpiresAt gives a new request its expiry ("" = none).
-	Approval          func(toolName, hookApproval string) bool
-	ApprovalExpiresAt func() string
+	Approval          func(ctx context.Context, toolName, hookApproval string) bool
+	ApprovalExpiresAt func(ctx context.Context) string
 	// Deferred says whether a tool call's result comes from outside the
 	// run, a sub-agent's (agent.Config.Deferred; approval.go): such a call
 	// gets a task_started entry naming its child session
