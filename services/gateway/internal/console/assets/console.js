@@ -519,14 +519,26 @@
     window.cairnDropStream = () => { if (es) { es.close(); es = null; streamState.textContent = "reconnecting"; body.dataset.stream = "reconnecting"; setTimeout(connect, 200); } };
 
     // ---- commands
+    // A command that may queue (steer, follow-up, a prompt that lets
+    // itself queue when busy) is applied only when the run reaches it,
+    // perhaps minutes later (after an approval, at the run's end): it is
+    // sent without waiting, its queueing shows as queue changes and a
+    // refusal as a refused command in the stream. The rest wait to be
+    // applied, so a refusal shows here.
     async function send(cmd) {
       clearError();
       const state = document.getElementById("p-state");
+      const queues = cmd.type === "steer" || cmd.type === "follow_up" ||
+        (cmd.type === "prompt" && (cmd.whenBusy === "steer" || cmd.whenBusy === "follow_up"));
       try {
-        const out = await api("POST", base + "/commands?wait=applied", cmd);
-        if (state) state.textContent = cmd.type + " applied (" + out.commandId + ")";
+        const out = await api("POST", base + "/commands" + (queues ? "" : "?wait=applied"), cmd);
+        if (state) state.textContent = cmd.type + (queues ? " sent; applied when the run reaches it (" : " applied (") + out.commandId + ")";
         return out;
       } catch (e) {
+        if (e.status === 504 && e.code === "timeout") { // stored; the run has not reached it yet
+          if (state) state.textContent = cmd.type + " stored, not applied yet: " + e.message;
+          return {};
+        }
         showError(cmd.type + " refused: " + e.message);
         if (state) state.textContent = "";
         throw e;
