@@ -81,7 +81,8 @@ func waitRuns(t *testing.T, l *budget.Ledger, tenant string, n int64) budget.Sta
 }
 
 // settledAfter reports whether the run of command cmdID is over in es: the
-// command was refused, or a reply with no tool call follows its message.
+// command was refused, or a reply with no tool call or a turn_interrupted
+// entry follows its message.
 func settledAfter(es []events.Entry, cmdID string) bool {
 	for i, e := range es {
 		if e.CommandID != cmdID {
@@ -92,6 +93,11 @@ func settledAfter(es []events.Entry, cmdID string) bool {
 		}
 		for _, f := range es[i+1:] {
 			if m := f.Message; m != nil && m.Role == events.RoleAssistant && m.StopReason != events.StopToolUse {
+				return true
+			}
+			if f.Type == events.EntryTurnInterrupted {
+				// Closed by a recovery: two orchestrators starting together
+				// move partitions while the first prompts run.
 				return true
 			}
 		}
