@@ -269,6 +269,7 @@
     const streamState = document.getElementById("s-stream");
     const shownAtFirst = 300;   // entries of the path rendered at load
     const rendered = new Set(); // message keys shown
+    const shownIds = new Set(); // ids of the other entries shown
     let lastSeq = 0;            // the last log sequence rendered
     let leaf = null;
     let pathIds = new Set();
@@ -349,6 +350,9 @@
         const k = msgKey(e.message);
         if (rendered.has(k)) return;
         rendered.add(k);
+      } else {
+        if (shownIds.has(e.id)) return; // a compaction shown from the stream
+        shownIds.add(e.id);
       }
       const li = renderEntry(e);
       if (li) { li.dataset.entry = e.id; frag.append(li); }
@@ -358,7 +362,7 @@
       const [tree, entries] = await Promise.all([api("GET", base + "/tree"), allEntries(0)]);
       leaf = tree.leaf;
       pathIds = activePath(entries, leaf);
-      rendered.clear();
+      rendered.clear(); shownIds.clear();
       liveBlocks.clear(); liveTools.clear(); liveMsg = null;
       live.replaceChildren();
       // A long path shows its last entries first; the rest on request,
@@ -396,6 +400,23 @@
     }
 
     function liveNotice(text, cls) { live.append(el("p", { class: "notice " + (cls || ""), text })); }
+    // A retry and a compaction are part of the run's output: their notices
+    // go to the transcript, which the run's end does not clear as it
+    // clears #live (a manual compaction has no run end at all).
+    function outputNotice(text, cls) { transcript.append(notice(text, cls)); }
+    function compactionEnd(c) {
+      for (const n of live.querySelectorAll(".notice.compacting")) n.remove();
+      if (c.error || c.aborted || !c.entryId) {
+        outputNotice(c.error ? "Compaction failed: " + c.error : c.aborted ? "Compaction aborted" : "Compacted", "compaction" + (c.error ? " error" : ""));
+        return;
+      }
+      if (shownIds.has(c.entryId)) return;
+      shownIds.add(c.entryId);
+      // as the log's entry renders, so that reading the log adds nothing
+      const li = renderEntry({ type: "compaction", tokensBefore: c.tokensBefore, summary: c.summary });
+      li.dataset.entry = c.entryId;
+      transcript.append(li);
+    }
     function finishMessage(m) {
       if (liveMsg) { liveMsg.remove(); liveMsg = null; liveBlocks.clear(); }
       const k = msgKey(m);
@@ -444,10 +465,10 @@
           break;
         }
         case "turn_end": for (const m of ev.toolResults || []) finishMessage(m); break;
-        case "auto_retry_start": liveNotice("Retrying (attempt " + ev.retry.attempt + " of " + ev.retry.maxAttempts + ") in " + ev.retry.delayMs + " ms: " + (ev.retry.errorMessage || ""), "retry"); break;
-        case "auto_retry_end": liveNotice(ev.retry.success ? "Retry succeeded" : "Retry gave up: " + (ev.retry.errorMessage || ""), "retry"); break;
-        case "compaction_start": liveNotice("Compacting (" + ev.compaction.reason + ", " + fmtInt(ev.compaction.tokensBefore) + " tokens)…", "compaction"); break;
-        case "compaction_end": liveNotice(ev.compaction.error ? "Compaction failed: " + ev.compaction.error : ev.compaction.aborted ? "Compaction aborted" : "Compacted", "compaction"); break;
+        case "auto_retry_start": outputNotice("Retrying (attempt " + ev.retry.attempt + " of " + ev.retry.maxAttempts + ") in " + ev.retry.delayMs + " ms: " + (ev.retry.errorMessage || ""), "retry"); break;
+        case "auto_retry_end": outputNotice(ev.retry.success ? "Retry succeeded" : "Retry gave up: " + (ev.retry.errorMessage || ""), "retry"); break;
+        case "compaction_start": liveNotice("Compacting (" + ev.compaction.reason + ")…", "compaction compacting"); break;
+        case "compaction_end": compactionEnd(ev.compaction); break;
         case "queue_update": {
           const q = ev.queue || {};
           document.getElementById("p-state") && (document.getElementById("p-state").textContent = "Queued: " + (q.steering || []).length + " steering, " + (q.followUp || []).length + " follow-up");
