@@ -451,8 +451,7 @@ func (f *faults) inject(ctx context.Context, kind string) error {
 			return err
 		}
 		pause(ctx, 8*time.Second)
-		_, err = docker(undo, "network", "connect", net, ctr)
-		return err
+		return f.c.reconnect(undo, ctr)
 	case "restart":
 		ctr, err := f.c.sessionLeader(ctx)
 		if err != nil {
@@ -469,8 +468,22 @@ func (f *faults) heal(ctx context.Context) {
 	out, _ := docker(ctx, "ps", "-aq", "--filter", "label=com.docker.compose.project="+f.c.project)
 	for _, id := range strings.Fields(out) {
 		_, _ = docker(ctx, "unpause", id)
-		_, _ = docker(ctx, "network", "connect", f.c.project+"_cairn", id)
+		_ = f.c.reconnect(ctx, id) // refused when it is connected
 	}
+}
+
+// reconnect attaches ctr to the project's network again under its
+// service's name. `docker network connect` alone gives a container only its
+// id as an alias: the others, which dial nats1..3 by service name, could no
+// longer resolve a node after its partition, and once every node had been
+// partitioned a restarted service could not connect at all.
+func (c *compose) reconnect(ctx context.Context, ctr string) error {
+	svc, err := docker(ctx, "inspect", "-f", `{{index .Config.Labels "com.docker.compose.service"}}`, ctr)
+	if err != nil {
+		return err
+	}
+	_, err = docker(ctx, "network", "connect", "--alias", strings.TrimSpace(svc), c.project+"_cairn", ctr)
+	return err
 }
 
 func (f *faults) figures() string {
