@@ -236,7 +236,12 @@ func TestBusyPolicies(t *testing.T) {
 	p.waitLog("s2", "prompt recorded", named("c2"))
 	p.send(events.Command{ID: "c3", Type: events.CmdPrompt, SessionID: "s2", Text: "again"})
 	es := p.waitLog("s2", "busy rejection", named("c3"))
-	rej := es[len(es)-1]
+	var rej events.Entry // not the last entry: the run's system prompt record may follow it
+	for _, e := range es {
+		if e.CommandID == "c3" {
+			rej = e
+		}
+	}
 	if rej.Type != events.EntryCommandRejected || rej.Code != codeBusy {
 		t.Fatalf("c3 gave %+v, want a busy rejection", rej)
 	}
