@@ -189,7 +189,7 @@ type proc struct {
 type procOpts struct {
 	concurrency, ackWaitMs, shutdownMs int
 	http                               bool
-	responder                          bool // run the request/reply responder instead
+	responder                          bool   // run the request/reply responder instead
 	builtin                            bool   // serve the built-in tools instead of the test tools
 	sandbox                            string // --sandbox level; "" is the default, required
 }
