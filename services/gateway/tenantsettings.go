@@ -32,7 +32,7 @@ type tenantSetting[T any] struct {
 	what   string // "the sub-agent limits": names the setting in errors
 	decode func(body []byte) (T, error)
 	store  func(l *budget.Ledger, ctx context.Context, tenant string, v T) error
-	load   func(l *budget.Ledger, ctx context.Context, tenant string) (T, error)
+	load   func(l *budget.Ledger, ctx context.Context, tenant string) (T, error) // nil: answer reads it
 	// answer writes the answer to both PUT and GET; v is what was stored
 	// or read.
 	answer func(w http.ResponseWriter, r *http.Request, l *budget.Ledger, tenant string, v T)
@@ -73,7 +73,7 @@ func (s tenantSetting[T]) get(g *Gateway) http.HandlerFunc {
 		}
 		l, err := g.budgets.ledger(r.Context())
 		var v T
-		if err == nil {
+		if err == nil && s.load != nil {
 			v, err = s.load(l, r.Context(), tenant)
 		}
 		if err != nil {
@@ -93,9 +93,7 @@ var budgetSetting = tenantSetting[budget.Limits]{
 	what:   "the budget",
 	decode: budget.DecodeLimits,
 	store:  (*budget.Ledger).SetLimits,
-	// GET answers the status, which holds the limits: nothing to load
-	// first.
-	load: func(*budget.Ledger, context.Context, string) (budget.Limits, error) { return budget.Limits{}, nil },
+	// No load: GET answers the status, which holds the limits.
 	answer: func(w http.ResponseWriter, r *http.Request, l *budget.Ledger, tenant string, _ budget.Limits) {
 		st, err := l.Status(r.Context(), tenant)
 		if err != nil {

@@ -39,12 +39,18 @@ var askBash = &events.Approvals{Tools: map[string]string{"bash": events.PolicyAs
 
 func (p *platform) startApprovals(name, script string) (*Orchestrator, func()) {
 	p.t.Helper()
+	return p.startApprovalsLogging(name, script, failOnRefusedMove(p.t))
+}
+
+// startApprovalsLogging is startApprovals with the orchestrator's logger.
+func (p *platform) startApprovalsLogging(name, script string, logger *slog.Logger) (*Orchestrator, func()) {
+	p.t.Helper()
 	sc, err := scripted.Parse([]byte(script))
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: name, Partitions: 4, LeaseTTL: testLeaseTTL,
-		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: failOnRefusedMove(p.t)})
+		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: logger})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -364,17 +370,8 @@ func TestUnreadableTenantDefaultWaits(t *testing.T) {
 	if _, err := kv.Put(ctx, "approvals."+events.DefaultTenant, []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scripted.Parse([]byte(approvalScript))
-	if err != nil {
-		t.Fatal(err)
-	}
 	retrying := &onMessage{msg: "cannot read the tenant's default approval policy; reading it again", seen: make(chan struct{}), next: refusedMoves{t}}
-	o, err := New(Config{Conn: p.nc, Log: p.log, Instance: "o1", Partitions: 4, LeaseTTL: testLeaseTTL,
-		Models: scriptedModels{scripted.New(sc)}, DefaultModel: "scripted/test", Logger: slog.New(retrying)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kittest.Run(t, ctx, "orchestrator", o.Run)
+	p.startApprovalsLogging("o1", approvalScript, slog.New(retrying))
 	p.send(events.Command{ID: "c1", Type: events.CmdCreate, SessionID: "ud", Tools: []string{"bash", "ls"}})
 	p.send(events.Command{ID: "c2", Type: events.CmdPrompt, SessionID: "ud", Text: "one ask"})
 	<-retrying.seen // the first call's decision waits for the default
