@@ -97,10 +97,14 @@ func (c *OIDCConfig) Validate() error {
 }
 
 // oidcVerifier verifies JWTs of one issuer. Discovery runs at the first
-// token and again after a failure, at most every retryEvery.
+// token and again after a failure, at most every retryEvery. A verified
+// token's principal is kept by the token's digest until the token expires
+// (see jwtCache), so a client that sends the same token on every request
+// pays for one signature check.
 type oidcVerifier struct {
-	cfg OIDCConfig
-	mu  struct {
+	cfg   OIDCConfig
+	cache *jwtCache
+	mu    struct {
 		sync.Mutex
 		verifier *oidc.IDTokenVerifier
 		failedAt time.Time
@@ -112,7 +116,7 @@ const retryEvery = 5 * time.Second
 
 func newOIDCVerifier(cfg OIDCConfig) *oidcVerifier {
 	cfg.setDefaults()
-	return &oidcVerifier{cfg: cfg}
+	return &oidcVerifier{cfg: cfg, cache: newJWTCache(jwtCacheSize, time.Now)}
 }
 
 func (v *oidcVerifier) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
@@ -141,7 +145,23 @@ func (v *oidcVerifier) verifier(ctx context.Context) (*oidc.IDTokenVerifier, err
 	return v.mu.verifier, nil
 }
 
+// verify returns the principal of a JWT: from the cache when this token
+// was verified before and has not expired, else by verifyToken.
 func (v *oidcVerifier) verify(ctx context.Context, tok secret.Secret) (Principal, error) {
+	if p, ok := v.cache.get(tok.Reveal()); ok {
+		return p, nil
+	}
+	p, err := v.verifyToken(ctx, tok)
+	if err != nil {
+		return Principal{}, err
+	}
+	v.cache.put(tok.Reveal(), p)
+	return p, nil
+}
+
+// verifyToken checks a JWT's signature and claims with go-oidc and maps
+// its claims to a principal.
+func (v *oidcVerifier) verifyToken(ctx context.Context, tok secret.Secret) (Principal, error) {
 	ver, err := v.verifier(ctx)
 	if err != nil {
 		return Principal{}, err
