@@ -67,7 +67,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// PullWait bounds one fetch; default DefaultPullWait.
 	PullWait time.Duration
-	// Logger receives fetch failures; default slog.Default().
+	// Logger receives fetch failures; required (a library does not log to
+	// the process's default logger behind its caller's back).
 	Logger *slog.Logger
 }
 
@@ -97,12 +98,11 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 		return nil, fmt.Errorf("workpool: AckWait must be at least 3ms, got %s", cfg.AckWait)
 	case cfg.ShutdownTimeout < 0:
 		return nil, fmt.Errorf("workpool: ShutdownTimeout must not be negative, got %s", cfg.ShutdownTimeout)
+	case cfg.Logger == nil:
+		return nil, errors.New("workpool: Logger is required")
 	}
 	if cfg.PullWait <= 0 {
 		cfg.PullWait = DefaultPullWait
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
 	}
 	p := &Pool{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{}), free: make(chan struct{}, cfg.Slots)}
 	for range cfg.Slots {

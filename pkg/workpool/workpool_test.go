@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,6 +73,9 @@ func setup(t *testing.T, ackWait time.Duration, n int) fixture {
 func start(t *testing.T, ctx context.Context, cfg workpool.Config) *workpool.Pool {
 	t.Helper()
 	cfg.PullWait = 100 * time.Millisecond
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
 	p, err := workpool.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -255,15 +259,17 @@ func TestShutdownLetsRunningWorkFinish(t *testing.T) {
 func TestStartRefusesBadConfig(t *testing.T) {
 	f := setup(t, time.Second, 0)
 	h := func(context.Context, jetstream.Msg) {}
+	l := slog.New(slog.DiscardHandler)
 	for _, c := range []struct {
 		cfg  workpool.Config
 		want string
 	}{
-		{workpool.Config{Handle: h, Slots: 1, AckWait: time.Second}, "Consumer"},
-		{workpool.Config{Consumer: f.cons, Slots: 1, AckWait: time.Second}, "Handle"},
-		{workpool.Config{Consumer: f.cons, Handle: h, AckWait: time.Second}, "Slots"},
-		{workpool.Config{Consumer: f.cons, Handle: h, Slots: 1}, "AckWait"},
-		{workpool.Config{Consumer: f.cons, Handle: h, Slots: 1, AckWait: time.Second, ShutdownTimeout: -1}, "ShutdownTimeout"},
+		{workpool.Config{Handle: h, Slots: 1, AckWait: time.Second, Logger: l}, "Consumer"},
+		{workpool.Config{Consumer: f.cons, Slots: 1, AckWait: time.Second, Logger: l}, "Handle"},
+		{workpool.Config{Consumer: f.cons, Handle: h, AckWait: time.Second, Logger: l}, "Slots"},
+		{workpool.Config{Consumer: f.cons, Handle: h, Slots: 1, Logger: l}, "AckWait"},
+		{workpool.Config{Consumer: f.cons, Handle: h, Slots: 1, AckWait: time.Second, ShutdownTimeout: -1, Logger: l}, "ShutdownTimeout"},
+		{workpool.Config{Consumer: f.cons, Handle: h, Slots: 1, AckWait: time.Second}, "Logger"},
 	} {
 		_, err := workpool.Start(context.Background(), c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
