@@ -15,8 +15,8 @@
 // An actor owns its session; a run (a prompt, a navigation, a recovery)
 // goes on in a second goroutine while the mailbox keeps being read, so
 // steering, follow-ups and aborts reach a running agent. Where an actor is
-// in its life (loading, idle, running, settling, shrunk, handing over,
-// evicted) is one state with one transition table, package
+// in its life (loading, idle, running, settling, waiting for approvals or
+// sub-agents, shrunk, handing over, evicted) is one state with one transition table, package
 // services/orchestrator/internal/lifecycle, whose doc draws the diagram. A
 // command that arrives after the run's agent_end, or after the actor
 // aborted the run (settling), waits for the run to return.

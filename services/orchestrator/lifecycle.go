@@ -5,7 +5,8 @@ import "github.com/cairn-agents/cairn/services/orchestrator/internal/lifecycle"
 // An actor's life is one state, a lifecycle.Machine (the package doc draws
 // the diagram and lists the transitions): loading while it starts, idle or
 // running (settling once the run's agent_end went out or the actor aborted
-// it), shrunk while idle for ShrinkAfter, handing over when it can no
+// it), waiting while a run's batch waits for approvals or sub-agents,
+// shrunk while idle or waiting for ShrinkAfter, handing over when it can no
 // longer serve its session, evicted once it has left. Every change goes
 // through to or move, below; the shrunk gauge follows the moves, Resident
 // reads the states. The callers:
