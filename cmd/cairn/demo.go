@@ -22,10 +22,10 @@ import (
 
 // startEmbedded starts a platform on free ports for a one-off command. Its
 // logs go to logw. stop shuts it down and waits.
-func startEmbedded(ctx context.Context, dataDir, workspaceRoot, script, model string, logw io.Writer) (*platform, func() error, error) {
+func startEmbedded(ctx context.Context, dataDir, workspaceRoot, toolsRoot, script, model string, logw io.Writer) (*platform, func() error, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	p, err := startPlatform(pctx, platformConfig{DataDir: dataDir, HTTPAddr: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
-		WorkspaceRoot: workspaceRoot, Script: script, Model: model,
+		WorkspaceRoot: workspaceRoot, ToolsRoot: toolsRoot, Script: script, Model: model,
 		Logger: slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		cancel()
@@ -65,7 +65,7 @@ var demoPrompts = []string{"please list files", "write a note", "run a command"}
 
 func runDemo(ctx context.Context, w io.Writer, dir string, n int) (err error) {
 	fmt.Fprintf(w, "== Starting Cairn in one process (embedded NATS, data in %s)\n", dir)
-	p, stop, err := startEmbedded(ctx, dir, "", "", "scripted/demo", io.Discard)
+	p, stop, err := startEmbedded(ctx, dir, "", "", "", "scripted/demo", io.Discard)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type platformConfig struct {
 	HTTPAddr      string // gateway; "127.0.0.1:0" picks a port
 	NATSListen    string
 	WorkspaceRoot string // default <data>/workspaces
+	ToolsRoot     string // the built-in tools' root; default WorkspaceRoot (toolrunner.Config)
 	Script        string // scripted provider script file, optional
 	Model         string // default model of new sessions
 	SyncAlways    bool
@@ -213,7 +214,7 @@ func startPlatform(ctx context.Context, cfg platformConfig) (*platform, error) {
 	// /metrics; a name two services both register fails here.
 	reg := telemetry.NewRegistry()
 	runner, err := toolrunner.New(toolrunner.Config{NATSURL: srv.ClientURL(), NATSOptions: toolOpts, WorkspaceRoot: cfg.WorkspaceRoot,
-		Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox,
+		ToolsRoot: cfg.ToolsRoot, Logger: log.With("service", "toolrunner"), Name: "embedded", Registry: reg, Sandbox: cfg.Sandbox,
 		SandboxPolicy: cfg.SandboxPolicy, MCP: cfg.MCP})
 	if err != nil {
 		return fail(err)

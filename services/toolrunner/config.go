@@ -29,6 +29,11 @@ type Config struct {
 	// WorkspaceRoot confines every call: a call's workspace must be inside it.
 	// Required.
 	WorkspaceRoot string
+	// ToolsRoot is the directory the built-in tools are rooted at, which
+	// every call's resolved workspace must lie in; default WorkspaceRoot.
+	// `cairn run` sets it to the current directory, which its workspace
+	// root links to as the default tenant's root (DESIGN §7).
+	ToolsRoot string
 	// Pool is the pool whose calls this runner takes; default "default".
 	Pool string
 	// Tenants, if set, restricts the pool to these tenants' sessions

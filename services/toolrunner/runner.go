@@ -164,7 +164,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	tl := c.Tools
 	if len(tl) == 0 && !c.MCPOnly {
-		set, confined, err := sb.Tools(c.WorkspaceRoot)
+		toolsRoot := c.WorkspaceRoot
+		if c.ToolsRoot != "" {
+			toolsRoot = c.ToolsRoot
+		}
+		set, confined, err := sb.Tools(toolsRoot)
 		if err != nil {
 			return fmt.Errorf("toolrunner: built-in tools: %w", err)
 		}
