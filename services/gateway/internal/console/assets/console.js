@@ -268,8 +268,14 @@
     const live = document.getElementById("live");
     const streamState = document.getElementById("s-stream");
     const shownAtFirst = 300;   // entries of the path rendered at load
-    const rendered = new Set(); // message keys shown
-    const shownIds = new Set(); // ids of the other entries shown
+    // Every item of the output by its key: "m:" and a message's key, "e:"
+    // and the id of another entry, "rs:"/"re:" and the key of a retried
+    // message for a retry's start and end; so that each shows once whether
+    // it came from the log or the live stream.
+    const shown = new Map();
+    let lastAssistant = "";     // key of the last assistant message shown live
+    let liveRetry = "";         // key of the retried message of the live retry
+    let logRetry = "";          // the same, reading the log
     let lastSeq = 0;            // the last log sequence rendered
     let leaf = null;
     let pathIds = new Set();
@@ -343,43 +349,89 @@
       }
       return ids;
     }
-    function addEntry(r, frag) {
-      lastSeq = Math.max(lastSeq, r.seq);
-      const e = r.entry;
-      if (e.type === "message") {
-        const k = msgKey(e.message);
-        if (rendered.has(k)) return;
-        rendered.add(k);
-      } else {
-        if (shownIds.has(e.id)) return; // a compaction shown from the stream
-        shownIds.add(e.id);
+    function retryEndText(ok, err) { return ok ? "Retry succeeded" : "Retry gave up" + (err ? ": " + err : ""); }
+    // logItems returns the items of log entry r in output order, each with
+    // its key and its place in log order (ord: 4 × seq, plus 1 for the
+    // entry, 0 for a notice before it, 2 for one after it). A retry is
+    // drawn from the log as the live stream draws it: the retried
+    // message's mark gives "Retrying…" after it, the next assistant
+    // message "Retry succeeded" after it or "Retry gave up" (before an
+    // error, which the stream announces first). The log holds no attempt
+    // limit, so its notice names the attempt alone.
+    function logItems(r) {
+      const e = r.entry, s = r.seq * 4, out = [];
+      if (e.type !== "message") {
+        out.push({ key: "e:" + e.id, ord: s + 1, entry: e.id, make: () => renderEntry(e) });
+        return out;
       }
-      const li = renderEntry(e);
-      if (li) { li.dataset.entry = e.id; frag.append(li); }
+      const m = e.message, k = msgKey(m);
+      const mark = e.retry && (e.retry.code === "transient" || e.retry.code === "overflow") ? e.retry : null;
+      let after = null;
+      if (m.role === "assistant" && logRetry && !mark) {
+        const ok = m.stopReason !== "error" && m.stopReason !== "aborted";
+        const n = { key: "re:" + logRetry, make: () => notice(retryEndText(ok, m.errorMessage), "retry") };
+        if (m.stopReason === "error") { n.ord = s; out.push(n); } else { n.ord = s + 2; after = n; }
+        logRetry = "";
+      }
+      out.push({ key: "m:" + k, ord: s + 1, entry: e.id, make: () => renderMessage(m) });
+      if (after) out.push(after);
+      if (mark && mark.code === "transient") {
+        out.push({ key: "rs:" + k, ord: s + 2, make: () => notice("Retrying (attempt " + mark.attempt + ") in " + (mark.delayMs || 0) + " ms: " + (m.errorMessage || ""), "retry") });
+      }
+      if (mark) logRetry = k;
+      if (m.role === "assistant") lastAssistant = k;
+      return out;
+    }
+    // make renders item it unless it is shown; it returns the new element
+    // or null.
+    function make(it) {
+      if (shown.has(it.key)) return null;
+      const li = it.make();
+      shown.set(it.key, li || null);
+      if (!li) return null;
+      li.dataset.ord = it.ord;
+      if (it.entry) li.dataset.entry = it.entry;
+      return li;
+    }
+    // place inserts li into the output at its place in log order: after
+    // the last item whose place is known and earlier. Items of the live
+    // stream not yet read from the log have no place; they are newer than
+    // what the log read holds, or not in the log at all, and stay as they are.
+    function place(li) {
+      const ord = Number(li.dataset.ord), kids = transcript.children;
+      let first = null;
+      for (let i = kids.length - 1; i >= 0; i--) {
+        const o = kids[i].dataset.ord;
+        if (o === undefined) continue;
+        if (Number(o) < ord) { kids[i].after(li); return; }
+        first = kids[i];
+      }
+      if (first) first.before(li); else transcript.append(li);
     }
     // history renders the active path from the log.
     async function history() {
       const [tree, entries] = await Promise.all([api("GET", base + "/tree"), allEntries(0)]);
       leaf = tree.leaf;
       pathIds = activePath(entries, leaf);
-      rendered.clear(); shownIds.clear();
+      shown.clear(); logRetry = "";
       liveBlocks.clear(); liveTools.clear(); liveMsg = null;
       live.replaceChildren();
       // A long path shows its last entries first; the rest on request,
       // so a 5,000-entry session renders as fast as a short one.
       const onPath = entries.filter(r => pathIds.has(r.entry.id));
+      const items = onPath.map(logItems); // in order: a retry spans entries
       const cut = Math.max(0, onPath.length - shownAtFirst);
       const frag = document.createDocumentFragment();
       if (cut > 0) {
         const more = el("li", { class: "notice" }, el("button", { type: "button", id: "earlier", text: "Show " + cut + " earlier entries" }));
         more.querySelector("button").addEventListener("click", () => {
           const f = document.createDocumentFragment();
-          for (const r of onPath.slice(0, cut)) addEntry(r, f);
+          for (const its of items.slice(0, cut)) for (const it of its) { const li = make(it); if (li) f.append(li); }
           more.replaceWith(f);
         });
         frag.append(more);
       }
-      for (const r of onPath.slice(cut)) addEntry(r, frag);
+      for (const its of items.slice(cut)) for (const it of its) { const li = make(it); if (li) frag.append(li); }
       for (const r of entries) lastSeq = Math.max(lastSeq, r.seq);
       transcript.replaceChildren(frag);
       historyLoaded = true;
@@ -393,9 +445,16 @@
       try {
         const entries = await allEntries(lastSeq);
         if (entries.some(r => r.entry.type === "leaf")) { await history(); return; }
-        const frag = document.createDocumentFragment();
-        for (const r of entries) addEntry(r, frag);
-        transcript.append(frag);
+        // Items the stream showed first get their place; the rest are
+        // put in theirs, so a notice read now lands among the messages
+        // where the log has it, not after the ones streamed since.
+        const items = entries.flatMap(logItems);
+        for (const r of entries) lastSeq = Math.max(lastSeq, r.seq);
+        for (const it of items) {
+          const li = shown.get(it.key);
+          if (li) { li.dataset.ord = it.ord; if (it.entry) li.dataset.entry = it.entry; }
+        }
+        for (const it of items) { const li = make(it); if (li) place(li); }
       } catch (e) { showError("Reading the log failed: " + e.message); }
     }
 
@@ -403,26 +462,33 @@
     // A retry and a compaction are part of the run's output: their notices
     // go to the transcript, which the run's end does not clear as it
     // clears #live (a manual compaction has no run end at all).
-    function outputNotice(text, cls) { transcript.append(notice(text, cls)); }
+    function outputNotice(text, cls, key) {
+      if (key && shown.has(key)) return;
+      const li = notice(text, cls);
+      if (key) shown.set(key, li);
+      transcript.append(li);
+    }
     function compactionEnd(c) {
       for (const n of live.querySelectorAll(".notice.compacting")) n.remove();
       if (c.error || c.aborted || !c.entryId) {
         outputNotice(c.error ? "Compaction failed: " + c.error : c.aborted ? "Compaction aborted" : "Compacted", "compaction" + (c.error ? " error" : ""));
         return;
       }
-      if (shownIds.has(c.entryId)) return;
-      shownIds.add(c.entryId);
+      if (shown.has("e:" + c.entryId)) return;
       // as the log's entry renders, so that reading the log adds nothing
       const li = renderEntry({ type: "compaction", tokensBefore: c.tokensBefore, summary: c.summary });
       li.dataset.entry = c.entryId;
+      shown.set("e:" + c.entryId, li);
       transcript.append(li);
     }
     function finishMessage(m) {
       if (liveMsg) { liveMsg.remove(); liveMsg = null; liveBlocks.clear(); }
       const k = msgKey(m);
-      if (rendered.has(k)) return;
-      rendered.add(k);
-      transcript.append(renderMessage(m));
+      if (m.role === "assistant") lastAssistant = k;
+      if (shown.has("m:" + k)) return;
+      const li = renderMessage(m);
+      shown.set("m:" + k, li);
+      transcript.append(li);
     }
     function onEvent(ev) {
       if (!historyLoaded) { pending.push(ev); return; }
@@ -465,8 +531,15 @@
           break;
         }
         case "turn_end": for (const m of ev.toolResults || []) finishMessage(m); break;
-        case "auto_retry_start": outputNotice("Retrying (attempt " + ev.retry.attempt + " of " + ev.retry.maxAttempts + ") in " + ev.retry.delayMs + " ms: " + (ev.retry.errorMessage || ""), "retry"); break;
-        case "auto_retry_end": outputNotice(ev.retry.success ? "Retry succeeded" : "Retry gave up: " + (ev.retry.errorMessage || ""), "retry"); break;
+        // A retry follows the message it retries (published just before).
+        case "auto_retry_start":
+          liveRetry = lastAssistant;
+          outputNotice("Retrying (attempt " + ev.retry.attempt + " of " + ev.retry.maxAttempts + ") in " + (ev.retry.delayMs || 0) + " ms: " + (ev.retry.errorMessage || ""), "retry", liveRetry && "rs:" + liveRetry);
+          break;
+        case "auto_retry_end":
+          outputNotice(retryEndText(ev.retry.success, ev.retry.errorMessage), "retry", liveRetry && "re:" + liveRetry);
+          liveRetry = "";
+          break;
         case "compaction_start": liveNotice("Compacting (" + ev.compaction.reason + ")…", "compaction compacting"); break;
         case "compaction_end": compactionEnd(ev.compaction); break;
         case "queue_update": {
@@ -585,6 +658,14 @@
     }
 
     // ---- tree
+    // conversational says whether tree node n is a point of the
+    // conversation, from the type the tree route gives it: a message (of
+    // any role), a custom message, a compaction or a branch summary, where
+    // navigating, forking or a label lead somewhere. Bookkeeping entries
+    // (labels, leaf moves, approvals, model and thinking changes, refused
+    // commands, interruptions, session info) get no such action.
+    const conversationTypes = new Set(["message", "custom_message", "compaction", "branch_summary"]);
+    function conversational(n) { return conversationTypes.has(n.type); }
     async function loadTree() {
       const ul = document.getElementById("tree");
       try {
@@ -603,7 +684,7 @@
             el("span", { class: "preview", text: n.preview || (n.tools || []).join(", ") }));
           if (n.label) line.append(el("span", { class: "label", text: "🏷 " + n.label }));
           if (n.id === t.leaf) line.append(el("strong", { class: "leaf-mark", text: " ← active leaf" }));
-          if (canAct) {
+          if (canAct && conversational(n)) {
             line.append(el("button", { type: "button", class: "small", "data-action": "navigate", text: "Navigate here", "aria-label": "Navigate to " + n.id,
               onclick: async () => {
                 const summarize = document.getElementById("nav-summarize").checked;
