@@ -49,7 +49,7 @@ func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
 
 // MarshalJSON writes the canonical form of b.
 func (b Block) MarshalJSON() ([]byte, error) {
-	w := jsonx.Writer{B: make([]byte, 0, sizeHint(b.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(b.size())), InEnvelope: true}
 	b.write(&w)
 	return w.Result()
 }
@@ -160,7 +160,7 @@ func (c Content) Text() string {
 
 // MarshalJSON writes a string when c.String is set, else an array of blocks.
 func (c Content) MarshalJSON() ([]byte, error) {
-	w := jsonx.Writer{B: make([]byte, 0, sizeHint(blocksSize(c.Blocks)))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(blocksSize(c.Blocks))), InEnvelope: true}
 	c.write(&w)
 	return w.Result()
 }

@@ -163,7 +163,7 @@ func (e *Entry) IsTreeNode() bool { return e.Type != EntrySession }
 
 // MarshalJSON writes the canonical form of e.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	w := jsonx.Writer{B: make([]byte, 0, sizeHint(e.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(e.size())), InEnvelope: true}
 	e.write(&w)
 	return w.Result()
 }

@@ -95,7 +95,7 @@ func (m *Message) ToolCalls() []Block {
 
 // MarshalJSON writes the canonical form of m for its role.
 func (m Message) MarshalJSON() ([]byte, error) {
-	w := jsonx.Writer{B: make([]byte, 0, sizeHint(m.size()))}
+	w := jsonx.Writer{B: make([]byte, 0, sizeHint(m.size())), InEnvelope: true}
 	m.write(&w)
 	return w.Result()
 }

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -215,7 +216,9 @@ func (w *Writer) Extra(x map[string]json.RawMessage) {
 	}
 }
 
-// AppendCompact appends v, valid JSON, without insignificant whitespace.
+// AppendCompact appends v, valid JSON, on one line: without insignificant
+// whitespace, and with U+2028 and U+2029 in strings escaped (\u2028,
+// \u2029), which some line readers take for line breaks.
 func AppendCompact(dst, v []byte) []byte {
 	start := 0
 	for i := 0; i < len(v); {
@@ -225,7 +228,21 @@ func AppendCompact(dst, v []byte) []byte {
 			i++
 			start = i
 		case '"':
-			i = stringEnd(v, i)
+			end := stringEnd(v, i)
+			for j := i + 1; j+2 < end; j++ {
+				k := bytes.IndexByte(v[j:end], 0xE2)
+				if k < 0 {
+					break
+				}
+				j += k
+				if j+2 < end && v[j] == 0xE2 && v[j+1] == 0x80 && v[j+2]&^1 == 0xA8 {
+					dst = append(dst, v[start:j]...)
+					dst = append(dst, '\\', 'u', '2', '0', '2', "89"[v[j+2]&1])
+					j += 2
+					start = j + 1
+				}
+			}
+			i = end
 		default:
 			i++
 		}
