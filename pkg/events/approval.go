@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cairn-agents/cairn/pkg/events/internal/jsonx"
 )
 
 // Approvals (DESIGN §11). A session's policy is set by create's approvals
@@ -118,13 +120,20 @@ func (a *Approvals) Validate(field string) error {
 	return nil
 }
 
-// MarshalJSON writes the policy with its rules in name order.
+// MarshalJSON writes the policy with its rules in name order, keys and
+// values escaped as every string of the package is (doc.go), whatever
+// encoding/json of the Go release would do with a map.
 func (a Approvals) MarshalJSON() ([]byte, error) {
-	type plain Approvals
-	if a.Tools == nil {
-		a.Tools = map[string]string{}
+	w := jsonx.Writer{B: make([]byte, 0, 32+16*len(a.Tools))}
+	n := w.Begin()
+	tools := a.Tools
+	if tools == nil {
+		tools = map[string]string{}
 	}
-	return json.Marshal(plain(a)) // encoding/json sorts map keys
+	w.StrMap("tools", tools)
+	w.OptInt("expiresAfterMs", a.ExpiresAfterMs)
+	w.End(n)
+	return w.Result()
 }
 
 // DecodeApprovals decodes and validates a policy.
