@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 
 	"github.com/spf13/cobra"
 
@@ -53,13 +52,16 @@ references); with --nats they are the entries with large parts restored.`,
 				return events.WritePiFile(e.stdout, entries[0], entries[1:])
 			}
 			w := bufio.NewWriter(e.stdout)
+			var line []byte
 			for _, r := range s.Records() {
-				line, err := json.Marshal(r.Entry)
+				data, err := r.Entry.MarshalJSON() // one line by construction
 				if err != nil {
 					return err
 				}
+				if line, err = events.AppendLine(line[:0], data); err != nil {
+					return err
+				}
 				w.Write(line)
-				w.WriteByte('\n')
 			}
 			return w.Flush()
 		},

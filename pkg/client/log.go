@@ -32,17 +32,25 @@ type Record struct {
 }
 
 // recordLine is one item of /entries, /records and /replay: {"seq", "entry"}.
+// Stored, on /records only, is the entry's stored bytes when they span
+// lines (an entry stored before entries were compacted where they enter):
+// Entry is then those bytes compacted, and the digest is Stored's.
 type recordLine struct {
-	Seq   uint64          `json:"seq"`
-	Entry json.RawMessage `json:"entry"`
+	Seq    uint64          `json:"seq"`
+	Entry  json.RawMessage `json:"entry"`
+	Stored []byte          `json:"stored,omitempty"`
 }
 
 func (l recordLine) record() (Record, error) {
-	e, err := events.DecodeEntry(l.Entry)
+	data := []byte(l.Entry)
+	if l.Stored != nil {
+		data = l.Stored
+	}
+	e, err := events.DecodeEntry(data)
 	if err != nil {
 		return Record{}, fmt.Errorf("client: the entry at sequence %d does not decode: %w", l.Seq, err)
 	}
-	return Record{Seq: l.Seq, Data: l.Entry, Digest: session.Digest(l.Entry), Entry: e}, nil
+	return Record{Seq: l.Seq, Data: data, Digest: session.Digest(data), Entry: e}, nil
 }
 
 // readRecordLines reads JSON Lines of recordLine.

@@ -114,10 +114,17 @@ func (g *Gateway) export(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
+		// One entry a line, also for an entry stored across lines before
+		// entries were compacted where they enter (events.AppendLine).
+		b := buf.AvailableBuffer()
 		for _, rec := range s.Records() {
-			buf.Write(rec.Data)
-			buf.WriteByte('\n')
+			var err error
+			if b, err = events.AppendLine(b, rec.Data); err != nil {
+				writeError(w, http.StatusInternalServerError, codeInternal, "export: "+err.Error())
+				return
+			}
 		}
+		buf.Write(b)
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", s.ID()+".jsonl"))

@@ -1,14 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/cairn-agents/cairn/pkg/events"
 	"net/http"
 	"strconv"
 
+	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/session"
 )
 
@@ -58,14 +58,28 @@ func (g *Gateway) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no session %q", sid.ID))
 		return
 	}
-	var buf bytes.Buffer
+	var buf []byte
 	for _, rec := range recs {
-		buf.WriteString(`{"seq":`)
-		buf.WriteString(strconv.FormatUint(rec.Seq, 10))
-		buf.WriteString(`,"entry":`)
-		buf.Write(rec.Data)
-		buf.WriteString("}\n")
+		// One record a line (events.AppendLine). An entry stored across
+		// lines (before entries were compacted where they enter) is
+		// written compacted, and its stored bytes, which its digest
+		// covers, ride along exactly, base64 in "stored".
+		line, err := events.AppendLine(nil, rec.Data)
+		if err != nil {
+			writeError(w, http.StatusUnprocessableEntity, codeCorrupt, fmt.Sprintf("sequence %d: %v", rec.Seq, err))
+			return
+		}
+		buf = append(buf, `{"seq":`...)
+		buf = strconv.AppendUint(buf, rec.Seq, 10)
+		buf = append(buf, `,"entry":`...)
+		buf = append(buf, line[:len(line)-1]...)
+		if len(line)-1 != len(rec.Data) {
+			buf = append(buf, `,"stored":"`...)
+			buf = base64.StdEncoding.AppendEncode(buf, rec.Data)
+			buf = append(buf, '"')
+		}
+		buf = append(buf, "}\n"...)
 	}
 	w.Header().Set("Content-Type", "application/jsonl")
-	writeBody(w, buf.Bytes())
+	writeBody(w, buf)
 }

@@ -228,8 +228,16 @@ func resumePoint(r *http.Request) (uint64, bool, error) {
 	return n, true, nil
 }
 
+// writeSSEEvent writes one event: its data on one data: line
+// (events.AppendLine), whatever line breaks the stored bytes hold.
 func writeSSEEvent(w http.ResponseWriter, seq uint64, data []byte) {
-	writeBody(w, fmt.Appendf(nil, "id: %d\ndata: %s\n\n", seq, data))
+	b := fmt.Appendf(nil, "id: %d\ndata: ", seq)
+	b, err := events.AppendLine(b, data)
+	if err != nil {
+		writeSSEComment(w, fmt.Sprintf("event %d skipped: %v", seq, err))
+		return
+	}
+	writeBody(w, append(b, '\n'))
 }
 
 func writeSSEComment(w http.ResponseWriter, s string) {

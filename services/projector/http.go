@@ -158,7 +158,14 @@ func (p *Projector) entries(w http.ResponseWriter, r *http.Request) error {
 			write([]byte(","))
 		}
 		n++
-		write(fmt.Appendf(nil, `{"seq":%d,"entry":%s}`, seq, data))
+		// One entry a line, also one stored across lines before entries
+		// were compacted where they enter (events.AppendLine).
+		line, err := events.AppendLine(fmt.Appendf(nil, `{"seq":%d,"entry":`, seq), data)
+		if err != nil {
+			return err
+		}
+		line[len(line)-1] = '}'
+		write(line)
 		if format == "jsonl" {
 			write([]byte("\n"))
 		}
