@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 
@@ -27,6 +28,7 @@ func newUpCmd(e *env) *cobra.Command {
 	allowHosts := addAllowHostsFlag(c)
 	mcpf := addMCPFlags(c)
 	noExt := addNoExtensionsFlag(c)
+	logFormat := c.Flags().String("log-format", "auto", "log format: text, json, or auto (text on a terminal, else JSON)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		mcps, err := mcpf.parse()
 		if err != nil {
@@ -44,7 +46,22 @@ func newUpCmd(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		log := slog.New(telemetry.NewHandler(e.stderr, nil)) // JSON, trace ids, credentials redacted
+		// Trace ids and credentials redacted in both formats.
+		var log *slog.Logger
+		switch *logFormat {
+		case "json":
+			log = slog.New(telemetry.NewHandler(e.stderr, nil))
+		case "text":
+			log = slog.New(telemetry.NewTextHandler(e.stderr, nil))
+		case "auto":
+			if isTerminal(e.stderr) {
+				log = slog.New(telemetry.NewTextHandler(e.stderr, nil))
+			} else {
+				log = slog.New(telemetry.NewHandler(e.stderr, nil))
+			}
+		default:
+			return usagef("--log-format: %q is not text, json or auto", *logFormat)
+		}
 		p, err := startPlatform(cmd.Context(), platformConfig{DataDir: abs, HTTPAddr: *addr, NATSListen: *natsListen,
 			WorkspaceRoot: *root, Script: *script, Model: *model, SyncAlways: *sync, Sandbox: level,
 			SandboxPolicy: sandbox.Policy{AllowHosts: hosts}, MCP: mcps, NoExtensions: *noExt, Logger: log})
@@ -58,9 +75,27 @@ func newUpCmd(e *env) *cobra.Command {
 		if !*noExt {
 			fmt.Fprintf(e.stdout, "extensions connect to NATS %s with the seed %s (docs/extensions.md)\n", p.NATS, p.ExtensionCreds)
 		}
+		if isTerminal(e.stdout) || isTerminal(e.stderr) {
+			printBanner(e.stdout, p)
+		}
 		return p.wait()
 	}
 	return c
+}
+
+// printBanner writes what a person at a terminal needs to start: where the
+// API and the console are, and the files holding the admin key and the
+// NATS credentials.
+func printBanner(w io.Writer, p *platform) {
+	fmt.Fprintf(w, `
+  Cairn is up
+    API               %s
+    console           %s/  (log in with the admin key)
+    admin key         %s
+    NATS              %s
+    NATS credentials  %s  (operator commands: --nats %s --creds FILE)
+
+`, p.URL, p.URL, p.KeyFile, p.NATS, p.Creds, p.NATS)
 }
 
 // recordAdminKey records the platform admin key for the client commands of

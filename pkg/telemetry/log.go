@@ -48,6 +48,16 @@ func NewHandler(w io.Writer, level slog.Leveler) slog.Handler {
 	return traceHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr})}
 }
 
+// NewTextHandler is [NewHandler] writing slog's text format (key=value)
+// for people, as `cairn up` does on a terminal: the same trace ids, context
+// attributes and redaction.
+func NewTextHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return traceHandler{Handler: slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr})}
+}
+
 type logAttrsKey struct{}
 
 // WithLogAttrs returns ctx carrying attrs (after those ctx already carries)

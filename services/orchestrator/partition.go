@@ -154,7 +154,7 @@ func (o *Orchestrator) startPartition(n int) {
 			p.wakeInterrupted(ctx)
 		}
 	}()
-	o.log.Info("partition acquired", "partition", n)
+	o.log.Debug("partition acquired", "partition", n) // the lease manager sums a round up at info
 }
 
 // wakeInterrupted starts an actor for every session marked running.

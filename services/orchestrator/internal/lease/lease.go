@@ -262,6 +262,12 @@ func (m *Manager) round(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	acquired := 0
+	defer func() {
+		if acquired > 0 {
+			m.cfg.Logger.Info("partitions acquired", "n", acquired, "held", len(m.held), "of", m.cfg.Partitions)
+		}
+	}()
 	for p := 0; p < m.cfg.Partitions; p++ {
 		want := owner(p, members) == m.cfg.Instance
 		h, holding := m.held[p]
@@ -295,6 +301,7 @@ func (m *Manager) round(parent context.Context) error {
 			}
 			m.hold(p, held{rev: rev, valid: sent.Add(m.cfg.TTL - m.margin())})
 			m.cfg.Acquired(p)
+			acquired++
 		}
 	}
 	return nil
