@@ -151,6 +151,14 @@ func (r *run) prepare(ctx context.Context, c *call) {
 		}
 		c.args = args
 	}
+	// The model's arguments are outside JSON: checked and compacted here,
+	// where they enter, so the entries that copy them are one line each.
+	args, err := events.CompactJSON(c.args)
+	if err != nil {
+		fail(fmt.Sprintf("Invalid arguments for tool %s: %v", c.block.Name, err))
+		return
+	}
+	c.args = args
 	if err := r.validator.Validate(c.tool.Spec(), c.args); err != nil {
 		fail(err.Error())
 		return
@@ -163,6 +171,12 @@ func (r *run) prepare(ctx context.Context, c *call) {
 			return
 		}
 		if !bytes.Equal(d.Args, c.args) {
+			patched, err := events.CompactJSON(d.Args) // a hook's patch: outside JSON too
+			if err != nil {
+				fail("A tool_call hook changed the arguments to invalid JSON: " + err.Error())
+				return
+			}
+			d.Args = patched
 			if err := r.validator.Validate(c.tool.Spec(), d.Args); err != nil {
 				fail("A tool_call hook changed the arguments and they no longer fit: " + err.Error())
 				return
