@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,57 @@ func TestUpTerminalPrintsTheBannerAndNoJSON(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(seen, "\n"), "level=INFO") {
 		t.Errorf("no text log lines:\n%s", strings.Join(seen, "\n"))
+	}
+}
+
+// Not on a terminal (a pipe), or with --log-format json, the logs are JSON
+// lines; a format that is neither is a usage error.
+func TestUpNotATerminalLogsJSON(t *testing.T) {
+	if code, _, stderr := runCairn(t, "up", "--log-format", "yaml"); code != 2 || !strings.Contains(stderr, "--log-format") {
+		t.Fatalf("--log-format yaml: exit %d %s", code, stderr)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(cairnBinary(t), "up", "--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0",
+		"--nats-listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var summary string
+	for sc.Scan() {
+		l := sc.Text()
+		if !json.Valid([]byte(l)) {
+			t.Errorf("a log line that is not JSON: %s", l)
+		}
+		if strings.Contains(l, `"msg":"partitions acquired"`) {
+			summary = l
+			break
+		}
+	}
+	// Up and serving before it is stopped: its last line is then a log line.
+	if up, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.HasPrefix(up, "cairn is up") {
+		t.Fatalf("first stdout line %q: %v", up, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		if l := sc.Text(); !json.Valid([]byte(l)) {
+			t.Errorf("a log line that is not JSON: %s", l)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("cairn up exited with %v", err)
+	}
+	if !strings.Contains(summary, `"n":32`) {
+		t.Fatalf("the partitions summary: %q", summary)
 	}
 }
