@@ -136,7 +136,8 @@ func TestE2EConsoleSteer(t *testing.T) {
 
 	// The tree: label a node, navigate back to it with a summary, prompt:
 	// the node has two branches, the new one on the active path.
-	b.run(t, "tree", chromedp.Click(chromedp.ID("t-tree")), chromedp.WaitVisible(chromedp.CSS(`#tree[data-loaded="true"]`)))
+	b.run(t, "tree", chromedp.Click(chromedp.ID("t-tree")), chromedp.WaitVisible(chromedp.CSS(`#tree[data-loaded="true"]`)),
+		poll(`[...document.querySelectorAll("#tree .preview")].some(p => p.textContent === "Steered.")`))
 	steered := eval[string](t, b, `[...document.querySelectorAll("#tree li")].find(li => li.querySelector(".preview") && li.querySelector(".preview").textContent === "Steered.").dataset.entry`)
 	node := `#tree li[data-entry="` + steered + `"] > .node`
 	b.run(t, "label", chromedp.Evaluate[chromedp.Void](`(window.prompt = () => "checkpoint", true)`),
