@@ -10,7 +10,7 @@ import (
 func TestCompactJSONAndAppendLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"{\n\t\"a\" : [1, 2],\r\n \"s\": \"x\u2028y\u2029\"\n}": `{"a":[1,2],"s":"x\u2028y\u2029"}`,
-		`{"a":1}`: `{"a":1}`,
+		`{"a":1}`:                          `{"a":1}`,
 		" 123456789012345678901234567890 ": "123456789012345678901234567890",
 	} {
 		got, err := CompactJSON([]byte(in))
