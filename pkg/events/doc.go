@@ -36,10 +36,11 @@
 // also escaped (\u003c, \u003e, \u0026). Integers are written in decimal;
 // other numbers in the shortest form that reads back the same, plain between
 // 1e-6 and 1e21 and with an exponent outside (1e+21, 1e-7). Raw JSON members
-// (details, unmodelled members) are written as they are in entries, messages
-// and blocks (tool arguments compacted, when valid), and compacted, and
-// refused if invalid, in events, tool calls and tool results (and in usage);
-// raw members that an envelope's decoder read keep <, > and & escaped.
+// (arguments, details, data, unmodelled members) are checked and compacted,
+// U+2028 and U+2029 in their strings escaped, and refused if invalid, in
+// every type: no value the package writes spans lines (oneline.go: one
+// entry, one line); raw members that an envelope's decoder read keep <, >
+// and & escaped.
 //
 // # Errors
 //
