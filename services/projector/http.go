@@ -63,7 +63,7 @@ func (p *Projector) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if q.err != nil {
 		return q.err
 	}
-	tenant, err := tenantOf(r)
+	tenant, err := listTenantOf(r)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (p *Projector) audit(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	var err error
-	if f.Tenant, err = tenantOf(r); err != nil {
+	if f.Tenant, err = listTenantOf(r); err != nil {
 		return err
 	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
@@ -269,7 +269,7 @@ func (p *Projector) approvals(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	var err error
-	if f.Tenant, err = tenantOf(r); err != nil {
+	if f.Tenant, err = listTenantOf(r); err != nil {
 		return err
 	}
 	return p.answer(w, r, func(db *store.DB) (any, error) {
@@ -291,7 +291,10 @@ func (p *Projector) usage(w http.ResponseWriter, r *http.Request) error {
 		return q.err
 	}
 	var err error
-	if f.Tenant, err = tenantOf(r); err != nil {
+	if f.Tenant, err = tenantOf(r); r.Pattern == "/v1/usage" {
+		f.Tenant, err = listTenantOf(r)
+	}
+	if err != nil {
 		return err
 	}
 	if t := r.PathValue("tenant"); r.Pattern == "/v1/tenants/{tenant}/usage" && t != f.Tenant {
@@ -335,6 +338,16 @@ func tenantOf(r *http.Request) (string, error) {
 		return "", &paramError{events.HeaderTenant, err.Error()}
 	}
 	return t, nil
+}
+
+// listTenantOf is tenantOf on a list route, where [AllTenants] ("*")
+// reads every tenant's rows: the gateway passes it on from platform
+// admins only.
+func listTenantOf(r *http.Request) (string, error) {
+	if r.Header.Get(events.HeaderTenant) == AllTenants {
+		return AllTenants, nil
+	}
+	return tenantOf(r)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

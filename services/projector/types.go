@@ -15,6 +15,11 @@ type (
 	Approval = store.Approval
 )
 
+// AllTenants as the Cairn-Tenant header of a list query (sessions, tool
+// calls, approvals, usage) lists every tenant's rows, each naming its
+// tenant, tenant by tenant in name order.
+const AllTenants = store.AllTenants
+
 // Session statuses and tool-call outcomes.
 const (
 	StatusIdle         = store.StatusIdle

@@ -161,9 +161,15 @@ type ApprovalFilter struct {
 // Approvals returns the approvals matching f, oldest request first, and
 // the cursor of the next page ("" at the end).
 func (d *DB) Approvals(f ApprovalFilter) ([]Approval, string, error) {
-	const kind = "ap"
-	prefix := approvalTimePrefix(f.Tenant)
-	lower, upper, err := timeBounds(prefix, kind, f.Since, f.Until, f.Cursor)
+	kind, prefix := "ap", approvalTimePrefix(f.Tenant)
+	var lower, upper []byte
+	var err error
+	if f.Tenant == AllTenants {
+		kind, prefix = "aP", pApprovalTime
+		lower, upper, err = allBounds(prefix, kind, f.Cursor)
+	} else {
+		lower, upper, err = timeBounds(prefix, kind, f.Since, f.Until, f.Cursor)
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -183,7 +189,13 @@ func (d *DB) Approvals(f ApprovalFilter) ([]Approval, string, error) {
 		}
 		scanned++
 		last = string(it.Key())
-		rest := strings.TrimPrefix(last, prefix)
+		tenant, rest := f.Tenant, strings.TrimPrefix(last, prefix)
+		if tenant == AllTenants {
+			var ok bool
+			if tenant, rest, ok = strings.Cut(rest, "/"); !ok {
+				continue
+			}
+		}
 		if len(rest) < 18 || rest[16] != '/' {
 			continue
 		}
@@ -192,15 +204,22 @@ func (d *DB) Approvals(f ApprovalFilter) ([]Approval, string, error) {
 			continue
 		}
 		var sa storedApproval
-		found, err := r.getJSON(approvalKey(events.SessionRef{Tenant: f.Tenant, ID: sid}, id), &sa)
+		found, err := r.getJSON(approvalKey(events.SessionRef{Tenant: tenant, ID: sid}, id), &sa)
 		if err != nil {
 			return nil, "", err
 		}
 		a := sa.Approval
-		if !found || a.Tenant != f.Tenant || (f.Tool != "" && a.Tool != f.Tool) || (f.Status != "" && a.Status != f.Status) {
+		if !found || (a.Tenant != f.Tenant && f.Tenant != AllTenants) || !inTime(sa.Ms, f.Since, f.Until) || (f.Tool != "" && a.Tool != f.Tool) || (f.Status != "" && a.Status != f.Status) {
 			continue
 		}
 		out = append(out, a)
 	}
 	return out, "", it.Error()
+}
+
+// inTime reports whether ms is at or after since and before until (zero
+// times do not bound).
+func inTime(ms int64, since, until time.Time) bool {
+	t := time.UnixMilli(ms)
+	return (since.IsZero() || !t.Before(since)) && (until.IsZero() || t.Before(until))
 }

@@ -33,6 +33,10 @@ const maxScan = 10000
 func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 	var prefix, kind string
 	switch {
+	case f.Tenant == AllTenants:
+		// Every tenant's calls, by time within each; the filters are
+		// matched on the rows.
+		prefix, kind = pByTime, "aA"
 	case f.Session != "":
 		prefix, kind = bySessionPrefix(events.SessionRef{Tenant: f.Tenant, ID: f.Session}), "as"
 	case f.Tool != "":
@@ -40,7 +44,13 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 	default:
 		prefix, kind = byTimePrefix(f.Tenant), "aT"
 	}
-	lower, upper, err := timeBounds(prefix, kind, f.Since, f.Until, f.Cursor)
+	var lower, upper []byte
+	var err error
+	if f.Tenant == AllTenants {
+		lower, upper, err = allBounds(prefix, kind, f.Cursor)
+	} else {
+		lower, upper, err = timeBounds(prefix, kind, f.Since, f.Until, f.Cursor)
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -60,12 +70,18 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 		}
 		scanned++
 		last = string(it.Key())
-		sid, id, ok := parseCallIndex(kind, f.Session, strings.TrimPrefix(string(it.Key()), prefix))
+		tenant, rest := f.Tenant, strings.TrimPrefix(string(it.Key()), prefix)
+		if tenant == AllTenants {
+			if tenant, rest, ok = strings.Cut(rest, "/"); !ok {
+				continue
+			}
+		}
+		sid, id, ok := parseCallIndex(kind, f.Session, rest)
 		if !ok {
 			continue
 		}
 		var c ToolCall
-		found, err := r.getJSON(callKey(events.SessionRef{Tenant: f.Tenant, ID: sid}, id), &c)
+		found, err := r.getJSON(callKey(events.SessionRef{Tenant: tenant, ID: sid}, id), &c)
 		if err != nil {
 			return nil, "", err
 		}
@@ -78,7 +94,10 @@ func (d *DB) ToolCalls(f AuditFilter) ([]ToolCall, string, error) {
 }
 
 func (f *AuditFilter) match(c *ToolCall) bool {
-	return c.Tenant == f.Tenant && (f.Tool == "" || c.Tool == f.Tool) &&
+	started := time.UnixMilli(c.StartedMs)
+	return (c.Tenant == f.Tenant || f.Tenant == AllTenants) &&
+		(f.Since.IsZero() || !started.Before(f.Since)) && (f.Until.IsZero() || started.Before(f.Until)) &&
+		(f.Tool == "" || c.Tool == f.Tool) &&
 		(f.Session == "" || c.Session == f.Session) &&
 		(f.Outcome == "" || c.Outcome == f.Outcome) &&
 		(f.Principal == "" || c.Principal == f.Principal) &&

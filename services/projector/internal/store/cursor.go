@@ -52,6 +52,13 @@ func timeBounds(prefix, kind string, since, until time.Time, cursor string) (low
 	return lower, upper, nil
 }
 
+// allBounds is the key range of an index's every tenant (AllTenants) under
+// prefix, past the cursor's key when one is given; time bounds are then
+// matched on the rows, as each tenant's times start over.
+func allBounds(prefix, kind, cursor string) (lower, upper []byte, err error) {
+	return timeBounds(prefix, kind, time.Time{}, time.Time{}, cursor)
+}
+
 func unmarshal(key, value []byte, v any) error {
 	if err := json.Unmarshal(value, v); err != nil {
 		return fmt.Errorf("store: decode %q: %w", key, err)

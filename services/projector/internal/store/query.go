@@ -69,19 +69,28 @@ func (r reader) session(sid events.SessionRef) (Summary, error) {
 	return s, nil
 }
 
+// AllTenants as a query's tenant reads every tenant's rows, tenant by
+// tenant in name order, each tenant's in the query's usual order; every
+// row names its tenant. Only the gateway's platform admins ask for it.
+const AllTenants = "*"
+
 // Sessions lists tenant's sessions, newest activity first, at most limit of
 // them, after cursor ("" = from the start). It returns the cursor of the
 // next page, "" at the end. A cursor of another tenant's listing is
-// refused like any other that is not a sessions cursor.
+// refused like any other that is not a sessions cursor. With AllTenants
+// it lists every tenant's.
 func (d *DB) Sessions(tenant string, limit int, cursor string) ([]Summary, string, error) {
 	prefix := activityPrefix(tenant)
+	if tenant == AllTenants {
+		prefix = pActivity
+	}
 	lower := []byte(prefix)
 	if cursor != "" {
 		k, err := decodeCursor(cursor, "s")
 		if err != nil {
 			return nil, "", err
 		}
-		if !strings.HasPrefix(k, prefix) || len(k) < len(prefix)+18 || k[len(prefix)+16] != '/' {
+		if _, ok := activityRef(k, prefix, tenant); !ok {
 			return nil, "", &InvalidError{"cursor", "is not a sessions cursor"}
 		}
 		lower = append([]byte(k), 0)
@@ -100,11 +109,34 @@ func (d *DB) Sessions(tenant string, limit int, cursor string) ([]Summary, strin
 			return out, encodeCursor("s", last), nil // more follow
 		}
 		last = string(it.Key())
-		s, err := r.session(events.SessionRef{Tenant: tenant, ID: last[len(prefix)+17:]})
+		ref, ok := activityRef(last, prefix, tenant)
+		if !ok {
+			continue
+		}
+		s, err := r.session(ref)
 		if err != nil {
 			return nil, "", err
 		}
 		out = append(out, s)
 	}
 	return out, "", it.Error()
+}
+
+// activityRef is the session an activity key under prefix names: the key
+// is <prefix><inverted ms>/<sid>, and with AllTenants its prefix is pActivity
+// followed by <tenant>/.
+func activityRef(k, prefix, tenant string) (events.SessionRef, bool) {
+	rest, ok := strings.CutPrefix(k, prefix)
+	if !ok {
+		return events.SessionRef{}, false
+	}
+	if tenant == AllTenants {
+		if tenant, rest, ok = strings.Cut(rest, "/"); !ok {
+			return events.SessionRef{}, false
+		}
+	}
+	if len(rest) < 18 || rest[16] != '/' {
+		return events.SessionRef{}, false
+	}
+	return events.SessionRef{Tenant: tenant, ID: rest[17:]}, true
 }

@@ -21,6 +21,10 @@ func (d *DB) Usage(f UsageFilter) (rows []Usage, total Usage, truncated bool, er
 	if f.Until != "" {
 		upper = prefixEnd(prefix + f.Until + "/")
 	}
+	all := f.Tenant == AllTenants // tenant by tenant; the days are matched on the rows
+	if all {
+		lower, upper = []byte(pUsage), prefixEnd(pUsage)
+	}
 	r := d.read()
 	defer r.close()
 	it, err := r.iter(lower, upper)
@@ -34,7 +38,7 @@ func (d *DB) Usage(f UsageFilter) (rows []Usage, total Usage, truncated bool, er
 		if err := unmarshal(it.Key(), it.Value(), &u); err != nil {
 			return nil, Usage{}, false, err
 		}
-		if f.Model != "" && u.Model != f.Model {
+		if f.Model != "" && u.Model != f.Model || all && (u.Day < f.Since || f.Until != "" && u.Day > f.Until) {
 			continue
 		}
 		if len(rows) == maxUsageRows {
