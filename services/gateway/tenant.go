@@ -12,10 +12,28 @@ import (
 // is the same whether that tenant exists or not.
 var errOtherTenant = errors.New("only an admin may act for another tenant than its own")
 
+// errAllNotList refuses [allTenants] on a route that lists nothing.
+var errAllNotList = errors.New(`"*" (every tenant) is accepted on the list routes only: ` +
+	"GET /v1/sessions, /v1/approvals, /v1/audit/tool-calls and /v1/usage")
+
+// allTenants as the tenant header lists every tenant's rows at once; a
+// platform admin may send it on the routes of listRoutes, whose rows each
+// name their tenant (DESIGN §9).
+const allTenants = "*"
+
+// listRoutes are the routes that take [allTenants].
+var listRoutes = map[string]bool{
+	"GET /v1/sessions":         true,
+	"GET /v1/approvals":        true,
+	"GET /v1/audit/tool-calls": true,
+	"GET /v1/usage":            true,
+}
+
 // tenantOf is the tenant request r acts for: the one place the gateway
 // decides it (docs/tenancy.md). It is the principal's tenant; a platform
 // admin may name another with the [events.HeaderTenant] header, and a
-// header naming the principal's own tenant is accepted from anyone.
+// header naming the principal's own tenant is accepted from anyone. On a
+// list route an admin may send [allTenants]; the answer is then "*".
 func tenantOf(r *http.Request) (string, error) {
 	p, ok := PrincipalFrom(r.Context())
 	if !ok {
@@ -28,6 +46,15 @@ func tenantOf(r *http.Request) (string, error) {
 	t := r.Header.Get(events.HeaderTenant)
 	if t == "" {
 		return own, nil
+	}
+	if t == allTenants {
+		switch {
+		case p.Role != RoleAdmin:
+			return "", errOtherTenant
+		case !listRoutes[r.Pattern]:
+			return "", errAllNotList
+		}
+		return t, nil
 	}
 	if err := events.ValidateTenant(t); err != nil {
 		return "", err
