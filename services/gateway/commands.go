@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -155,6 +156,9 @@ func (g *Gateway) submit(w http.ResponseWriter, r *http.Request, ref events.Sess
 		writeError(w, http.StatusInternalServerError, codeInternal, "encode command: "+err.Error())
 		return
 	}
+	if !g.fitsNATS(w, len(data)) {
+		return
+	}
 	msg := &nats.Msg{Subject: g.cfg.Names.CommandSubject(ref), Data: data, Header: nats.Header{}}
 	msg.Header.Set(events.HeaderMsgID, events.CommandMsgID(ref.Tenant, cmd.ID))
 	msg.Header.Set(events.HeaderSchema, fmt.Sprint(events.SchemaVersion))
@@ -257,17 +261,65 @@ func errString(err error) string {
 }
 
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	body, err := g.readAllLimited(w, r, g.cfg.MaxBodyBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("body is over the limit of %d bytes", mbe.Limit))
 			return nil, false
 		}
-		writeError(w, http.StatusBadRequest, codeInvalid, "reading body: "+err.Error())
+		g.writeBodyError(w, err)
 		return nil, false
 	}
 	return body, true
+}
+
+// readAllLimited reads r's body, at most limit bytes, within
+// BodyReadTimeout: the connection's read deadline is set for the body
+// and lifted after it, so a long response (an SSE stream) is not cut.
+func (g *Gateway) readAllLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	// An error means the writer cannot set deadlines (a test recorder):
+	// the body is then read without one.
+	deadline := rc.SetReadDeadline(time.Now().Add(g.cfg.BodyReadTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if deadline && err == nil {
+		// Lifted only after a whole body: after a failure the server may
+		// try to drain the rest before answering, and must not wait for
+		// a client that stalled.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, err
+}
+
+// writeBodyError answers a body that could not be read: 408 when the
+// client sent it slower than BodyReadTimeout (and the connection closes),
+// else 400.
+func (g *Gateway) writeBodyError(w http.ResponseWriter, err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, codeTimeout, fmt.Sprintf("the body was not received within %s", g.cfg.BodyReadTimeout))
+		return
+	}
+	writeError(w, http.StatusBadRequest, codeInvalid, "reading body: "+err.Error())
+}
+
+// entryRoom is what a command's log entry may add to the command's bytes
+// (ids, timestamps, digests, the principal) and its NATS headers: a
+// command within MaxPayload less this fits the stream as an entry too.
+const entryRoom = 8 << 10
+
+// fitsNATS answers 413 when a command of n bytes is over what the
+// platform's NATS stores in one message.
+func (g *Gateway) fitsNATS(w http.ResponseWriter, n int) bool {
+	max := g.cfg.JetStream.Conn().MaxPayload()
+	if max <= 0 || int64(n) <= max-entryRoom {
+		return true
+	}
+	writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge,
+		fmt.Sprintf("the command is %d bytes; this platform's NATS stores at most %d bytes in one message (max_payload %d, less %d for the log entry)", n, max-entryRoom, max, entryRoom))
+	return false
 }
 
 func validSessionPath(w http.ResponseWriter, sid string) bool {

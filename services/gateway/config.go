@@ -46,8 +46,14 @@ type Config struct {
 	Models Models
 	// WaitTimeout bounds ?wait=applied. Default 30s.
 	WaitTimeout time.Duration
-	// MaxBodyBytes bounds request bodies. Default 16 MiB.
+	// MaxBodyBytes bounds request bodies. Default 16 MiB. A command is
+	// also refused 413 when it is over what the platform's NATS stores in
+	// one message (its max payload, less room for the log entry's fields).
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading one request's body, from the end of
+	// its headers: a client that sends slower is answered 408 and its
+	// connection closed, so slow uploads cannot hold handlers. Default 1m.
+	BodyReadTimeout time.Duration
 	// Registerer receives the gateway's metrics; Gatherer serves /metrics.
 	// Default: a new registry.
 	Registerer prometheus.Registerer
@@ -86,6 +92,9 @@ func (c *Config) setDefaults() {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 16 << 20
 	}
+	if c.BodyReadTimeout == 0 {
+		c.BodyReadTimeout = time.Minute
+	}
 	if c.Registerer == nil || c.Gatherer == nil {
 		reg := prometheus.NewRegistry()
 		c.Registerer, c.Gatherer = reg, reg
@@ -105,6 +114,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return errors.New("gateway: MaxBodyBytes must not be negative")
+	}
+	if c.BodyReadTimeout < 0 {
+		return errors.New("gateway: BodyReadTimeout must not be negative")
 	}
 	if !c.BootstrapAdminKey.IsZero() {
 		if _, _, err := ParseKey(c.BootstrapAdminKey); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -92,14 +91,14 @@ func (g *Gateway) putResource(kind resources.Kind) http.HandlerFunc {
 			return
 		}
 		// The text is bounded by the resource limit, not the gateway's body limit.
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, resources.MaxSize+4096))
+		body, err := g.readAllLimited(w, r, resources.MaxSize+4096)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("a %s is at most %d bytes", kind, resources.MaxSize))
 				return
 			}
-			writeError(w, http.StatusBadRequest, codeInvalid, "reading body: "+err.Error())
+			g.writeBodyError(w, err)
 			return
 		}
 		text := string(body)
