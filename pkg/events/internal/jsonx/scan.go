@@ -301,7 +301,7 @@ func hex4(h []byte) rune {
 }
 
 // compactValid returns a copy of v, a valid JSON value, without insignificant
-// whitespace.
+// whitespace and with U+2028 and U+2029 escaped (AppendCompact).
 func compactValid(v []byte) []byte { return AppendCompact(make([]byte, 0, len(v)), v) }
 
 // parseInt decodes a JSON integer of at most 18 digits, which cannot
