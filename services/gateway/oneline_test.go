@@ -15,7 +15,10 @@ import (
 
 // An entry stored across lines before entries were compacted where they
 // enter: /records and the jsonl export write it on one line, and /records
-// carries its exact stored bytes, whose digest its child recorded.
+// carries its exact stored bytes, whose digest its child recorded. The
+// arguments compact to as many bytes as they are stored in (three bytes of
+// whitespace out, a raw U+2028 escaped: three in), so only a comparison of
+// the bytes, not of their lengths, tells that they differ.
 func TestEntryStoredAcrossLinesIsOneLineOut(t *testing.T) {
 	var log *session.JetStreamLog
 	f := newFixture(t, func(c *Config) {
@@ -32,7 +35,7 @@ func TestEntryStoredAcrossLinesIsOneLineOut(t *testing.T) {
 	}
 	head := s.Records()[0]
 	old := []byte("{\"v\":1,\"type\":\"approval_requested\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"parentDigest\":\"" +
-		head.Digest + "\",\"toolCallId\":\"c1\",\"toolName\":\"bash\",\"arguments\":{\n  \"command\": \"echo hi\u2028\"\n}}")
+		head.Digest + "\",\"toolCallId\":\"c1\",\"toolName\":\"bash\",\"arguments\":{\"command\":\"echo hi\u2028\",\n  \"z\":1}}")
 	child := []byte(`{"v":1,"type":"leaf","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:00.000Z","parentDigest":"` + session.Digest(old) + `","targetId":"a1"}`)
 	for _, b := range [][]byte{old, child} {
 		if _, err := f.js.Publish(ctx, f.n.SessionSubject(events.DefaultRef("ml")), b); err != nil {

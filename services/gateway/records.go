@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -73,7 +74,7 @@ func (g *Gateway) getRecords(w http.ResponseWriter, r *http.Request) {
 		buf = strconv.AppendUint(buf, rec.Seq, 10)
 		buf = append(buf, `,"entry":`...)
 		buf = append(buf, line[:len(line)-1]...)
-		if len(line)-1 != len(rec.Data) {
+		if !bytes.Equal(line[:len(line)-1], rec.Data) {
 			buf = append(buf, `,"stored":"`...)
 			buf = base64.StdEncoding.AppendEncode(buf, rec.Data)
 			buf = append(buf, '"')
