@@ -132,7 +132,7 @@ func TestE2ERunBadInput(t *testing.T) {
 	if err := os.Mkdir(locked, 0o300); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	t.Cleanup(func() { _ = os.Chmod(locked, 0o755) })
 	if os.Geteuid() != 0 {
 		out, err = cairnRunIn(t, locked, "http://127.0.0.1:1", script, "list the files")
 		if err == nil || !strings.Contains(out, "cannot be read") {

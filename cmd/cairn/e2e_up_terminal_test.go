@@ -24,7 +24,7 @@ func TestUpTerminalPrintsTheBannerAndNoJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tty.Close()
+	defer func() { _ = tty.Close() }()
 	lines := make(chan string, 1000)
 	go func() {
 		defer close(lines)

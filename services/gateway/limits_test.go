@@ -59,7 +59,7 @@ func TestSlowBodyIs408(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	// Headers promise 100 bytes; the body stops after 8 and never goes on.
 	req := "POST /v1/sessions/s1/commands HTTP/1.1\r\nHost: gateway\r\n" +
 		"Authorization: Bearer " + f.admin.Reveal() + "\r\n" +
