@@ -25,14 +25,7 @@ import (
 // is refused on both sides: the log or /context refuses it, and no harness
 // is prompted on it.
 func TestContextIsWhatTheModelIsSent(t *testing.T) {
-	var log session.Log
-	f := newFixture(t, func(c *Config) {
-		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, c.Log = l, l
-	})
+	f, log := newLogFixture(t)
 	cases, err := sessiontreetest.Cases()
 	if err != nil {
 		t.Fatal(err)

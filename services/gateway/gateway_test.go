@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-agents/cairn/pkg/events"
 	"github.com/cairn-agents/cairn/pkg/provider/secret"
 	"github.com/cairn-agents/cairn/pkg/provision"
+	"github.com/cairn-agents/cairn/pkg/session"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -48,6 +49,21 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	n := events.Names{}
 	_, _, js := natstest.RunProvisioned(t, n, provision.Options{})
 	return serveFixture(t, js, mutate)
+}
+
+// newLogFixture is newFixture with the session log configured: the
+// routes that read the log directly (records, command status, export).
+func newLogFixture(t testing.TB) (*fixture, *session.JetStreamLog) {
+	t.Helper()
+	var log *session.JetStreamLog
+	f := newFixture(t, func(c *Config) {
+		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, c.Log = l, l
+	})
+	return f, log
 }
 
 // serveFixture runs a gateway on js (whose streams exist), with a fresh

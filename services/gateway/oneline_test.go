@@ -20,14 +20,7 @@ import (
 // whitespace out, a raw U+2028 escaped: three in), so only a comparison of
 // the bytes, not of their lengths, tells that they differ.
 func TestEntryStoredAcrossLinesIsOneLineOut(t *testing.T) {
-	var log *session.JetStreamLog
-	f := newFixture(t, func(c *Config) {
-		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, c.Log = l, l
-	})
+	f, log := newLogFixture(t)
 	ctx := context.Background()
 	s, err := session.Create(ctx, log, events.Entry{ID: "ml", Model: "scripted/demo", Cwd: "ml"})
 	if err != nil {

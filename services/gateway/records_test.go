@@ -45,14 +45,7 @@ func getRecords(t *testing.T, f *fixture, sid string) (int, []recordLine, string
 // a snapshot does not hide an entry removed from the stream, and a stored
 // entry that does not decode is answered as corrupt.
 func TestRecordsAreTheStoredBytesFromTheStream(t *testing.T) {
-	var log *session.JetStreamLog
-	f := newFixture(t, func(c *Config) {
-		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, c.Log = l, l
-	})
+	f, log := newLogFixture(t)
 	ctx := context.Background()
 	s, err := session.Create(ctx, log, events.Entry{ID: "r1", Model: "scripted/demo", Cwd: "r1"})
 	if err != nil {

@@ -13,14 +13,7 @@ import (
 // TestCommandStatusFollowsTheLog drives one session's log through a
 // prompt's run and asks after each append what the gateway says of it.
 func TestCommandStatusFollowsTheLog(t *testing.T) {
-	var log session.Log
-	f := newFixture(t, func(c *Config) {
-		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, c.Log = l, l
-	})
+	f, log := newLogFixture(t)
 	ctx := context.Background()
 	s, err := session.Create(ctx, log, events.Entry{ID: "r1", Model: "scripted/demo", Cwd: "r1"})
 	if err != nil {

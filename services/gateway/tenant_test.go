@@ -236,14 +236,7 @@ func TestAnotherTenantsSessionIsMissing(t *testing.T) {
 // <prefix>.cmd.<tenant>.<sid>, an imported session is written under the
 // tenant, and one recording another tenant is refused.
 func TestCreateIsTheCallersTenants(t *testing.T) {
-	var log session.Log
-	f := newFixture(t, func(c *Config) {
-		l, err := session.NewJetStreamLog(context.Background(), c.JetStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, c.Log = l, l
-	})
+	f, log := newLogFixture(t)
 	for _, tenant := range []string{"acme", "beta"} {
 		if code, body := f.doAs(t, tenant, "POST", "/v1/sessions", `{"id":"s1"}`); code != http.StatusCreated {
 			t.Fatalf("%s's create = %d %s", tenant, code, body)
